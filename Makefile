@@ -1,0 +1,33 @@
+# The two commands of the README:
+#   make run    set up this machine, build, evaluate the bundled examples, print a table
+#   make test   set up, build, run every test this machine can run (GPU tests skip without one)
+BUILD ?= build
+export KBENCH_BUILD := $(BUILD)
+
+.PHONY: all setup build run test unit e2e gpu-test format clean
+
+all: build
+
+setup build:
+	scripts/setup.sh
+
+run: build
+	$(BUILD)/kbench suite examples/examples.json
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 1800
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit
+
+e2e: build
+	cd $(BUILD) && ctest --output-on-failure -L e2e
+
+gpu-test: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+format:
+	clang-format -i $$(git ls-files 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp')
+
+clean:
+	rm -rf $(BUILD)

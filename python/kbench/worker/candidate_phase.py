@@ -1,0 +1,98 @@
+"""Process C: builds ModelNew from the inputs process R wrote and runs it.
+
+C never sees trial seeds or reference outputs: it reads inputs from its scratch directory and
+writes its outputs there, nothing else.
+"""
+
+import inspect
+import os
+from pathlib import Path
+
+import torch
+
+from . import runtime, tensor_io
+from .errors import PhaseError, cuda_error_text, format_traceback, is_sticky_cuda_error, one_line, user_frame
+from .loading import load_candidate
+
+
+def _signature_error(what, callable_, args, exc, path):
+    try:
+        signature = str(inspect.signature(callable_))
+    except (TypeError, ValueError):
+        signature = "(...)"
+    return PhaseError(
+        "runtime_error",
+        f"{path}: {what} signature mismatch: {what}{signature} cannot take the "
+        f"{len(args)} argument(s) the problem passes ({exc}); ModelNew must keep Model's signatures",
+    )
+
+
+def runtime_failure(exc, path, during):
+    """A candidate exception as a PhaseError: a CUDA fault is a crash, anything else a runtime error."""
+    if is_sticky_cuda_error(exc):
+        return PhaseError(
+            "crashed",
+            f"CUDA error while {during}: {cuda_error_text(exc)}",
+            details={"log": format_traceback(exc)},
+            fatal=True,
+        )
+    if isinstance(exc, SystemExit):
+        return PhaseError("runtime_error", f"the candidate called sys.exit({exc.code}) while {during}")
+    where = user_frame(exc, path)
+    at = f" at {path}:{where[0]} ({where[1]})" if where else ""
+    return PhaseError(
+        "runtime_error",
+        f"exception while {during}{at}: {one_line(exc)}",
+        details={"log": format_traceback(exc)},
+    )
+
+
+class CandidateSession:
+    def __init__(self, request):
+        self.device = runtime.configure_device(request["device"])
+        self.path = str(Path(request["candidate"]).resolve())
+        os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
+        self.module = load_candidate(self.path)
+        self.kept = None
+
+    def _build(self, init_inputs, init_seed):
+        model_class = self.module.ModelNew
+        try:
+            inspect.signature(model_class).bind(*init_inputs)
+        except TypeError as exc:
+            raise _signature_error("ModelNew.__init__", model_class, init_inputs, exc, self.path)
+        runtime.set_seed(init_seed)
+        try:
+            return model_class(*init_inputs).to(self.device)
+        except BaseException as exc:
+            raise runtime_failure(exc, self.path, "constructing ModelNew")
+
+    def run_trials(self, request):
+        inputs_dir = Path(request["inputs_dir"])
+        outputs_dir = Path(request["outputs_dir"])
+        init_seed = int(request["init_seed"])
+        results = []
+        for trial in request["trials"]:
+            index = int(trial["index"])
+            init_inputs = tensor_io.load_values(inputs_dir / f"trial_{index}.init", None)
+            inputs = tensor_io.load_values(inputs_dir / f"trial_{index}.inputs", self.device)
+            model = self._build(init_inputs, init_seed)
+            try:
+                inspect.signature(model.forward).bind(*inputs)
+            except TypeError as exc:
+                raise _signature_error("ModelNew.forward", model.forward, inputs, exc, self.path)
+            try:
+                with torch.no_grad():
+                    output = model(*inputs)
+                runtime.synchronize(self.device)
+            except BaseException as exc:
+                raise runtime_failure(exc, self.path, f"running ModelNew.forward on trial {index}")
+            try:
+                outputs = tensor_io.flatten_outputs(output, "ModelNew")
+            except TypeError as exc:
+                raise PhaseError("incorrect", f"trial {index}: {exc}")
+            tensor_io.save_outputs(outputs, outputs_dir / f"trial_{index}.outputs.safetensors")
+            results.append({"index": index, "outputs": tensor_io.describe(outputs)})
+            if self.kept is None:
+                self.kept = (model, inputs)
+        return {"ok": True, "trials": results}

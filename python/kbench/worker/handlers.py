@@ -1,0 +1,148 @@
+"""The worker protocol's Python side: one request in, one answer out, both JSON.
+
+A worker holds at most one session: a reference session (process R) or a candidate session
+(process C). Requests:
+  hello                          versions and devices
+  static_check {candidate}       the static rules' verdicts (no import, no torch needed)
+  compile {candidate, extensions_dir}
+                                 imports the candidate with the GPU hidden so load_inline builds
+  reference {problem, device, variant, init_seed, trials, inputs_dir, outputs_dir}
+  candidate {candidate, device, extensions_dir, init_seed, trials, inputs_dir, outputs_dir}
+  time {warmup, iterations, flush_l2}
+                                 times the session's model on its first trial's inputs
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from .errors import PhaseError, format_traceback
+
+_session = {"kind": None, "value": None}
+
+
+def _hello(request):
+    answer = {
+        "ok": True,
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "pid": os.getpid(),
+    }
+    if request.get("torch", True):
+        import torch
+
+        answer["torch"] = torch.__version__
+        answer["torch_cuda"] = torch.version.cuda
+    return answer
+
+
+def _static_check(request):
+    from .static_check import check_source
+
+    path = request["candidate"]
+    source = Path(path).read_text(encoding="utf-8", errors="replace")
+    verdicts = check_source(source, path)
+    return {"ok": True, "verdicts": verdicts}
+
+
+def extensions_dir_for(base) -> str:
+    """The build directory for this interpreter and torch: the orchestrator keys `base` by the
+    candidate's source and flags; a different torch or Python must not load those builds."""
+    import torch
+
+    tag = f"torch-{torch.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    return str(Path(base) / tag.replace("+", "_"))
+
+
+def _compile(request):
+    from .loading import load_candidate
+
+    extensions_dir = extensions_dir_for(request["extensions_dir"])
+    cached = any(Path(extensions_dir).rglob("*.so"))
+    os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir
+    start = time.perf_counter()
+    load_candidate(request["candidate"])
+    return {
+        "ok": True,
+        "seconds": time.perf_counter() - start,
+        "cached": cached,
+        "extensions_dir": extensions_dir,
+    }
+
+
+def _reference(request):
+    from .reference_phase import ReferenceSession
+
+    if _session["kind"] is None:
+        _session.update(kind="reference", value=ReferenceSession(request))
+    return _session["value"].run_trials(request)
+
+
+def _candidate(request):
+    from .candidate_phase import CandidateSession
+
+    if _session["kind"] is None:
+        _session.update(kind="candidate", value=CandidateSession(request))
+    return _session["value"].run_trials(request)
+
+
+def _time(request):
+    from .candidate_phase import runtime_failure
+    from .timing import time_calls
+
+    session = _session["value"]
+    if session is None or session.kept is None:
+        raise PhaseError("harness_error", "time requested before any trial ran in this worker")
+    model, inputs = session.kept
+    try:
+        return time_calls(
+            model,
+            inputs,
+            session.device,
+            int(request.get("warmup", 3)),
+            int(request.get("iterations", 30)),
+            bool(request.get("flush_l2", True)),
+        )
+    except BaseException as exc:
+        if _session["kind"] == "candidate":
+            raise runtime_failure(exc, session.path, "timing ModelNew.forward")
+        raise
+
+
+HANDLERS = {
+    "hello": _hello,
+    "static_check": _static_check,
+    "compile": _compile,
+    "reference": _reference,
+    "candidate": _candidate,
+    "time": _time,
+}
+
+
+def handle_line(line: str) -> str:
+    """Answers one request line. Never raises: every failure becomes an answer."""
+    try:
+        request = json.loads(line)
+        handler = HANDLERS.get(request.get("op"))
+        if handler is None:
+            raise PhaseError("harness_error", f"unknown worker op {request.get('op')!r}")
+        answer = handler(request)
+    except PhaseError as exc:
+        answer = exc.to_answer()
+    except BaseException as exc:  # noqa: BLE001 - the worker must answer whatever happened
+        from .errors import is_sticky_cuda_error
+
+        answer = {
+            "ok": False,
+            "status": "harness_error",
+            "message": f"worker error: {type(exc).__name__}: {exc}",
+            "log": format_traceback(exc),
+            "fatal": is_sticky_cuda_error(exc),
+        }
+    try:
+        return json.dumps(answer, default=str)
+    except (TypeError, ValueError):
+        return json.dumps({"ok": False, "status": "harness_error", "message": traceback.format_exc()})

@@ -1,0 +1,103 @@
+"""Process R: runs the reference on every trial and writes inputs and expected outputs."""
+
+import time
+from pathlib import Path
+
+import torch
+
+from . import runtime, tensor_io
+from .errors import PhaseError, format_traceback, is_sticky_cuda_error, one_line
+from .loading import load_problem
+
+
+class ReferenceSession:
+    def __init__(self, request):
+        self.device = runtime.configure_device(request["device"])
+        self.problem_path = request["problem"]
+        self.variant = request.get("variant", "standard")
+        self.problem = load_problem(self.problem_path)
+        self.kept = None  # (model, inputs) of the first trial, for timing
+
+    def _build_trial(self, seed, init_seed):
+        from kernelbench import popcorn_random_inputs
+
+        p = self.problem
+        popcorn_random_inputs._begin_trial(seed, self.variant)
+        runtime.set_seed(seed)
+        init_inputs = _as_list(p.get_init_inputs(), "get_init_inputs()", self.problem_path)
+        runtime.set_seed(init_seed)
+        model = p.Model(*init_inputs).to(self.device)
+        runtime.set_seed(seed)
+        inputs = _as_list(p.get_inputs(), "get_inputs()", self.problem_path)
+        _check_inputs(inputs, self.problem_path)
+        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        return init_inputs, model, inputs
+
+    def run_trials(self, request):
+        inputs_dir = Path(request["inputs_dir"])
+        outputs_dir = Path(request["outputs_dir"])
+        init_seed = int(request["init_seed"])
+        results = []
+        for trial in request["trials"]:
+            index, seed = int(trial["index"]), int(trial["seed"])
+            stage = "building the trial's inputs"
+            shapes = None
+            try:
+                init_inputs, model, inputs = self._build_trial(seed, init_seed)
+                shapes = tensor_io.describe(inputs)
+                stage = "running the reference forward"
+                start = time.perf_counter()
+                with torch.no_grad():
+                    outputs = tensor_io.flatten_outputs(model(*inputs), "the reference")
+                runtime.synchronize(self.device)
+                seconds = time.perf_counter() - start
+            except PhaseError:
+                raise
+            except BaseException as exc:
+                fatal = is_sticky_cuda_error(exc)
+                raise PhaseError(
+                    "harness_error",
+                    f"the reference failed on trial {index} (seed {seed}, variant {self.variant}"
+                    + (f", inputs {shapes}" if shapes is not None else "")
+                    + f") while {stage}: {one_line(exc)}. The problem, not the candidate, is at fault",
+                    details={"trial": index, "log": format_traceback(exc), "input_shapes": shapes},
+                    fatal=fatal,
+                )
+            tensor_io.save_values(init_inputs, inputs_dir / f"trial_{index}.init", "init")
+            tensor_io.save_values(inputs, inputs_dir / f"trial_{index}.inputs", "input")
+            tensor_io.save_outputs(outputs, outputs_dir / f"trial_{index}.outputs.safetensors")
+            results.append(
+                {
+                    "index": index,
+                    "seed": seed,
+                    "input_shapes": shapes,
+                    "outputs": tensor_io.describe(outputs),
+                    "forward_seconds": seconds,
+                }
+            )
+            if self.kept is None:
+                self.kept = (model, inputs)
+        return {"ok": True, "trials": results}
+
+
+def _as_list(value, what, path):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise PhaseError(
+        "harness_error",
+        f"{path}: {what} returned a {type(value).__name__}; it must return a list of tensors "
+        "(or of constructor arguments)",
+    )
+
+
+def _check_inputs(inputs, path):
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) or isinstance(value, (bool, int, float)):
+            continue
+        raise PhaseError(
+            "harness_error",
+            f"{path}: get_inputs() item {i} is a {type(value).__name__}; forward inputs must be "
+            "tensors (or plain numbers)",
+        )

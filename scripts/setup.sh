@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Sets up a machine for kbench and builds it: distribution packages, a Python environment with
+# torch (kept outside the clone and reused between runs), then CMake configure + build.
+#
+# Environment:
+#   KBENCH_PYTHON   interpreter of an environment that already has torch (skips the venv)
+#   KBENCH_VENV     where to create the venv (default ~/.cache/kbench/venv)
+#   KBENCH_BUILD    build directory (default build)
+#   KBENCH_TORCH    torch requirement for a new venv (default torch==2.11.0)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=${KBENCH_BUILD:-build}
+venv=${KBENCH_VENV:-$HOME/.cache/kbench/venv}
+torch_req=${KBENCH_TORCH:-torch==2.11.0}
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# 1. Distribution packages (Debian/Ubuntu), only those missing, only where apt can install.
+packages=(cmake g++ make libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev pybind11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    say "missing packages (install them): ${missing[*]}"
+  fi
+fi
+
+# 2. A Python environment with torch whose interpreter has a shared libpython to embed.
+has_torch() { "$1" -c 'import torch, safetensors, pybind11' >/dev/null 2>&1; }
+embeddable() {
+  "$1" -c 'import sysconfig,sys,os; d=sysconfig.get_config_var("LIBDIR"); l=sysconfig.get_config_var("LDLIBRARY") or ""; sys.exit(0 if l.endswith(".so") or os.path.exists(os.path.join(d, "libpython%d.%d.so" % sys.version_info[:2])) else 1)' 2>/dev/null
+}
+python=""
+if [ -n "${KBENCH_PYTHON:-}" ]; then
+  has_torch "$KBENCH_PYTHON" || { say "KBENCH_PYTHON=$KBENCH_PYTHON lacks torch, safetensors or pybind11"; exit 1; }
+  python=$KBENCH_PYTHON
+elif [ -x "$venv/bin/python" ] && has_torch "$venv/bin/python"; then
+  python=$venv/bin/python
+elif command -v python3 >/dev/null && has_torch "$(command -v python3)" && embeddable "$(command -v python3)"; then
+  python=$(command -v python3) # an image that ships torch (the GPU machine)
+else
+  base=${KBENCH_BASE_PYTHON:-}
+  if [ -z "$base" ]; then
+    for candidate in python3.12 python3.11 python3; do
+      if command -v "$candidate" >/dev/null && embeddable "$(command -v "$candidate")"; then
+        base=$(command -v "$candidate")
+        break
+      fi
+    done
+  fi
+  [ -n "$base" ] || { say "no Python with a shared libpython found; set KBENCH_BASE_PYTHON"; exit 1; }
+  say "creating $venv from $base and installing $torch_req (once; several GB)"
+  mkdir -p "$(dirname "$venv")"
+  "$base" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q "$torch_req" numpy safetensors pybind11 ninja
+  python=$venv/bin/python
+fi
+say "python: $python ($("$python" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'))"
+
+# 3. Configure and build. Ninja when the environment has it (torch needs it anyway).
+generator=()
+if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+  generator=(-G Ninja)
+fi
+pybind11_dir=$("$python" -m pybind11 --cmakedir)
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPython3_EXECUTABLE="$python" -Dpybind11_DIR="$pybind11_dir" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+say "built $build_dir/kbench and $build_dir/kbench-worker"

@@ -1,0 +1,85 @@
+// kbench eval PROBLEM CANDIDATE: one evaluation, a human summary, optionally the JSON document.
+#include "cli/commands.hpp"
+#include "cli/summary.hpp"
+#include "core/evaluation.hpp"
+#include "core/json_io.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+namespace kbench::cli {
+
+void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
+  command.add_option("--device", o.device, "cuda, cpu or auto (cuda when a GPU is present)")
+      ->capture_default_str();
+  command.add_option("--gpu", o.gpu, "which GPU to use (index among the visible ones)")
+      ->capture_default_str();
+  command.add_option("--trials", o.trials, "seeded correctness trials")->capture_default_str();
+  command.add_option("--seed", o.seed, "base seed: trial seeds and model weights derive from it")
+      ->capture_default_str();
+  command.add_option("--variant", o.variant, "standard (fixed shapes) or popcorn (jittered)")
+      ->capture_default_str();
+  command.add_option("--atol", o.atol, "absolute tolerance for floating-point outputs "
+                                       "(default by dtype: fp32 1e-4, fp16/bf16 1e-2)");
+  command.add_option("--rtol", o.rtol, "relative tolerance for floating-point outputs");
+  command.add_option_function<int>(
+      "--compile-timeout", [&o](int s) { o.compile_timeout = std::chrono::seconds(s); },
+      "deadline of the compile phase in seconds (default 600)");
+  command.add_option_function<int>(
+      "--run-timeout", [&o](int s) { o.run_timeout = std::chrono::seconds(s); },
+      "deadline of each reference/candidate phase in seconds (default 300)");
+  command.add_option("--iterations", o.timing_iterations, "timed calls per side")
+      ->capture_default_str();
+  command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
+  command.add_flag("--no-timing", [&o](std::int64_t) { o.measure_time = false; },
+                   "check correctness only");
+  command.add_option("--python", o.python,
+                     "the Python interpreter of the environment with torch (default: the one "
+                     "kbench was built against, or KBENCH_PYTHON)");
+  command.add_option("--cache-dir", o.cache_dir, "compile cache (default ~/.cache/kbench)");
+  command.add_flag("--keep-scratch", o.keep_scratch,
+                   "keep the evaluation's scratch directory (tensor files) for inspection");
+}
+
+std::function<int()> register_eval_command(CLI::App& app) {
+  auto* command = app.add_subcommand("eval", "evaluate one candidate against one problem");
+  auto options = std::make_shared<EvalOptions>();
+  auto json_path = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  command->add_option("problem", options->problem, "problem file (KernelBench format)")->required();
+  command->add_option("candidate", options->candidate, "candidate file (defines ModelNew)")
+      ->required();
+  add_shared_eval_options(*command, *options);
+  command->add_option("--json", *json_path, "write the full result document (kbench.eval/1)");
+  command->add_flag("--quiet", *quiet, "no progress lines on stderr");
+
+  return [command, options, json_path, quiet]() -> int {
+    if (const auto problems = validate(*options); !problems.empty()) {
+      for (const auto& problem : problems) {
+        std::cerr << "kbench eval: " << problem << "\n";
+      }
+      return 64;
+    }
+    ProgressCallback progress;
+    if (!*quiet && isatty(STDERR_FILENO)) {
+      progress = [](std::string_view stage) { std::cerr << "kbench: " << stage << "...\n"; };
+    }
+    const EvalResult result = evaluate(*options, progress);
+    std::cout << format_summary(result);
+    if (!json_path->empty()) {
+      try {
+        write_json_file(*json_path, to_json(result));
+      } catch (const std::exception& error) {
+        std::cerr << "kbench eval: " << error.what() << "\n";
+        return 2;
+      }
+    }
+    return exit_code_for(result.status);
+  };
+}
+
+} // namespace kbench::cli

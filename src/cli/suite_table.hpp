@@ -1,0 +1,23 @@
+#pragma once
+// The table `kbench suite` prints: one row per evaluation.
+#include "core/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench::cli {
+
+struct SuiteRow {
+  std::string problem;   // as written in the manifest
+  std::string candidate;
+  std::string device;
+  std::optional<EvalResult> result; // empty when the entry was skipped
+  std::string skipped_reason;
+  std::string expect; // the status the manifest expects, empty if none
+  bool met_expectation() const;
+};
+
+std::string format_suite_table(const std::vector<SuiteRow>& rows);
+
+} // namespace kbench::cli

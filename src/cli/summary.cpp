@@ -1,0 +1,104 @@
+#include "cli/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace kbench::cli {
+
+std::string format_duration_us(double us) {
+  if (!std::isfinite(us)) {
+    return "n/a";
+  }
+  if (us >= 1e6) {
+    return fmt::format("{:.3f} s", us / 1e6);
+  }
+  if (us >= 1e4) {
+    return fmt::format("{:.2f} ms", us / 1e3);
+  }
+  if (us >= 100) {
+    return fmt::format("{:.1f} µs", us);
+  }
+  return fmt::format("{:.2f} µs", us);
+}
+
+namespace {
+
+std::string timing_line(const TimingSide& side) {
+  const auto& s = side.stats_us;
+  return fmt::format("median {} (mean {}, std {}, min {}, n {}, {}{})",
+                     format_duration_us(s.median), format_duration_us(s.mean),
+                     format_duration_us(s.std), format_duration_us(s.min), s.n, side.method,
+                     side.l2_flush ? ", L2 flushed" : "");
+}
+
+} // namespace
+
+std::string format_summary(const EvalResult& r) {
+  std::string out;
+  auto line = [&](const char* label, const std::string& value) {
+    out += fmt::format("{:<11} {}\n", label, value);
+  };
+  line("problem", r.problem_path.empty() ? "-" : r.problem_path);
+  line("candidate", r.candidate_path.empty() ? "-" : r.candidate_path);
+  line("device", fmt::format("{} ({}), variant {}, {}", r.device.empty() ? "-" : r.device,
+                             r.device_name.empty() ? "-" : r.device_name, r.variant, r.precision));
+  line("status", status_name(r.status));
+  if (!r.message.empty()) {
+    line("message", r.message);
+  }
+  for (const auto& v : r.static_check) {
+    if (v.severity != "reject") {
+      line("warning", fmt::format("{}{}: {}", v.line ? fmt::format("line {} ", *v.line) : "",
+                                  v.rule, v.message));
+    }
+  }
+  if (r.compile.ran) {
+    line("compile", fmt::format("{:.1f} s{}", r.compile.seconds,
+                                r.compile.cached ? " (cached build reused)" : ""));
+  }
+  if (!r.trials.empty()) {
+    line("trials", fmt::format("{}/{} passed", r.trials_passed(), r.trials.size()));
+    double max_abs = 0, max_rel = 0, sum_abs = 0, sum_rel = 0, n = 0;
+    for (const auto& t : r.trials) {
+      for (const auto& o : t.outputs) {
+        max_abs = std::max(max_abs, o.comparison.max_abs_err);
+        max_rel = std::max(max_rel, o.comparison.max_rel_err);
+        sum_abs += o.comparison.mean_abs_err * static_cast<double>(o.comparison.numel);
+        sum_rel += o.comparison.mean_rel_err * static_cast<double>(o.comparison.numel);
+        n += static_cast<double>(o.comparison.numel);
+      }
+    }
+    if (n > 0) {
+      line("abs error", fmt::format("max {:.3e}, mean {:.3e}", max_abs, sum_abs / n));
+      line("rel error", fmt::format("max {:.3e}, mean {:.3e}", max_rel, sum_rel / n));
+    }
+  }
+  if (r.timing.candidate) {
+    line("cand time", timing_line(*r.timing.candidate));
+  }
+  if (r.timing.reference) {
+    line("ref time", timing_line(*r.timing.reference));
+  }
+  if (r.timing.speedup) {
+    line("speedup", fmt::format("{:.2f}x (reference median / candidate median)", *r.timing.speedup));
+  } else if (!r.timing.skipped_reason.empty()) {
+    line("timing", "not measured: " + r.timing.skipped_reason);
+  }
+  line("wall time", fmt::format("{:.1f} s", r.wall_s));
+  return out;
+}
+
+int exit_code_for(Status status) {
+  switch (status) {
+  case Status::ok:
+    return 0;
+  case Status::harness_error:
+  case Status::unsupported:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+} // namespace kbench::cli

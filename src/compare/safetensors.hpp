@@ -1,0 +1,47 @@
+#pragma once
+// Tensor files between processes (DESIGN section 5): the safetensors format.
+// Layout: 8-byte little-endian header length N, N bytes of JSON header
+// {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {..}},
+// then the data buffer. Reading validates everything: a file from a candidate process is hostile.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kbench::compare {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+
+const char* dtype_name(DType dtype);        // the safetensors spelling: "F32", "BF16", ...
+const char* dtype_torch_name(DType dtype);  // the torch spelling: "float32", "bfloat16", ...
+std::size_t dtype_size(DType dtype);
+bool dtype_is_floating(DType dtype);
+DType dtype_from_name(const std::string& name); // throws std::invalid_argument on unknown names
+
+struct Tensor {
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> data; // little-endian, row-major, contiguous
+
+  std::size_t numel() const;
+  double value(std::size_t flat_index) const; // converted to double (f16/bf16 decoded exactly)
+};
+
+struct TensorFile {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+// Thrown with a message naming the file and what is wrong with it.
+class TensorFileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+TensorFile read_safetensors(const std::filesystem::path& path);
+void write_safetensors(const std::filesystem::path& path, const TensorFile& file);
+
+} // namespace kbench::compare

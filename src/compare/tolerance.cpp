@@ -1,0 +1,137 @@
+#include "compare/tolerance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace kbench::compare {
+
+namespace {
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out << (i ? ", " : "") << shape[i];
+  }
+  out << ']';
+  return out.str();
+}
+
+// Row-major multi-dimensional index of a flat position. Only called for reported mismatches.
+std::vector<std::int64_t> unravel(std::size_t flat, const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> index(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<std::size_t>(shape[d]);
+    index[d] = static_cast<std::int64_t>(flat % extent);
+    flat /= extent;
+  }
+  return index;
+}
+
+// Empty when the tensor's bytes match its shape; a hand-built Tensor could disagree, and value()
+// would then throw part-way through the comparison.
+std::string size_problem(const Tensor& tensor, const char* role) {
+  const std::size_t needed = tensor.numel() * dtype_size(tensor.dtype);
+  if (tensor.data.size() == needed) {
+    return {};
+  }
+  return std::string(role) + " holds " + std::to_string(tensor.data.size()) + " bytes but shape " +
+         shape_string(tensor.shape) + " of " + dtype_torch_name(tensor.dtype) + " needs " +
+         std::to_string(needed);
+}
+
+// Non-finite values match only themselves: NaN with NaN, +inf with +inf, -inf with -inf.
+bool non_finite_pair_matches(double c, double r) {
+  return (std::isnan(c) && std::isnan(r)) || (!std::isnan(c) && c == r);
+}
+
+std::string mismatch_summary(const TensorComparison& result) {
+  std::ostringstream out;
+  out << result.mismatches << " of " << result.numel << " elements differ beyond atol "
+      << result.tolerance.atol << " + rtol " << result.tolerance.rtol
+      << " * |reference| (max abs err " << result.max_abs_err << ", max rel err "
+      << result.max_rel_err << ")";
+  return out.str();
+}
+
+} // namespace
+
+Tolerance default_tolerance(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+  case DType::F32:
+    return {1e-4, 1e-4};
+  case DType::F16:
+  case DType::BF16:
+    return {1e-2, 1e-2};
+  default:
+    return {0, 0}; // integers and bool: exact
+  }
+}
+
+TensorComparison compare_tensors(const Tensor& candidate, const Tensor& reference,
+                                 const Tolerance& tolerance, std::size_t max_reported) {
+  TensorComparison result;
+  // Integer outputs are exact whatever the caller passed: a tolerance there would hide
+  // off-by-one indices or counts.
+  result.tolerance = dtype_is_floating(reference.dtype) ? tolerance : Tolerance{};
+  if (candidate.dtype != reference.dtype) {
+    result.failure = std::string("dtype ") + dtype_torch_name(candidate.dtype) +
+                     " != reference dtype " + dtype_torch_name(reference.dtype);
+    return result;
+  }
+  if (candidate.shape != reference.shape) {
+    result.failure = "shape " + shape_string(candidate.shape) + " != reference shape " +
+                     shape_string(reference.shape);
+    return result;
+  }
+  for (const auto& [tensor, role] :
+       {std::pair{&candidate, "candidate"}, {&reference, "reference"}}) {
+    if (std::string problem = size_problem(*tensor, role); !problem.empty()) {
+      result.failure = problem;
+      return result;
+    }
+  }
+
+  const double atol = result.tolerance.atol;
+  const double rtol = result.tolerance.rtol;
+  result.numel = reference.numel();
+  double abs_sum = 0, rel_sum = 0;
+  std::size_t abs_count = 0, rel_count = 0;
+  for (std::size_t i = 0; i < result.numel; ++i) {
+    const double c = candidate.value(i);
+    const double r = reference.value(i);
+    bool ok;
+    if (std::isfinite(c) && std::isfinite(r)) {
+      const double abs_err = std::fabs(c - r);
+      ok = abs_err <= atol + rtol * std::fabs(r);
+      abs_sum += abs_err;
+      ++abs_count;
+      result.max_abs_err = std::max(result.max_abs_err, abs_err);
+      if (r != 0) {
+        const double rel_err = abs_err / std::fabs(r);
+        rel_sum += rel_err;
+        ++rel_count;
+        result.max_rel_err = std::max(result.max_rel_err, rel_err);
+      }
+    } else {
+      ok = non_finite_pair_matches(c, r);
+    }
+    if (!ok) {
+      ++result.mismatches;
+      if (result.first_mismatches.size() < max_reported) {
+        result.first_mismatches.push_back({unravel(i, reference.shape), c, r});
+      }
+    }
+  }
+  result.mean_abs_err = abs_count ? abs_sum / static_cast<double>(abs_count) : 0;
+  result.mean_rel_err = rel_count ? rel_sum / static_cast<double>(rel_count) : 0;
+  result.passed = result.mismatches == 0;
+  if (!result.passed) {
+    result.failure = mismatch_summary(result);
+  }
+  return result;
+}
+
+} // namespace kbench::compare

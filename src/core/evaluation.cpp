@@ -1,0 +1,442 @@
+#include "core/evaluation.hpp"
+
+#include "compare/compare_outputs.hpp"
+#include "core/seeding.hpp"
+#include "core/sha256.hpp"
+#include "core/source_files.hpp"
+#include "core/worker_phase.hpp"
+#include "measure/stats.hpp"
+#include "sched/device_probe.hpp"
+#include "sched/paths.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <optional>
+
+namespace kbench {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string utc_now() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+}
+
+// The GPU the workers see: --gpu picks among the GPUs this process can see, so an outer
+// CUDA_VISIBLE_DEVICES is respected rather than replaced.
+std::string visible_devices_for(int gpu) {
+  const char* outer = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!outer || !*outer) {
+    return std::to_string(gpu);
+  }
+  std::string list = outer;
+  std::size_t start = 0;
+  for (int i = 0; i <= gpu; ++i) {
+    const std::size_t comma = list.find(',', start);
+    if (i == gpu) {
+      return list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    }
+    if (comma == std::string::npos) {
+      break;
+    }
+    start = comma + 1;
+  }
+  return std::to_string(gpu);
+}
+
+struct CompileOutcome {
+  PhaseOutcome phase;
+  CompileInfo info;
+};
+
+class Evaluation {
+public:
+  Evaluation(const EvalOptions& options, const ProgressCallback& progress)
+      : m_options(options), m_progress(progress) {}
+
+  EvalResult run() {
+    const auto start = Clock::now();
+    m_result.started_at = utc_now();
+    m_result.seed = m_options.seed;
+    m_result.variant = m_options.variant;
+    m_result.trials_requested = m_options.trials;
+    m_result.atol_override = m_options.atol;
+    m_result.rtol_override = m_options.rtol;
+    try {
+      pipeline();
+    } catch (const std::exception& error) {
+      fail(Status::harness_error, std::string("kbench failed: ") + error.what());
+    }
+    record_phases();
+    m_workers.clear(); // kills whatever is still running before the scratch goes
+    if (!m_options.keep_scratch && !m_scratch.empty()) {
+      std::error_code ignored;
+      fs::remove_all(m_scratch, ignored);
+    }
+    m_result.wall_s = seconds_since(start);
+    return m_result;
+  }
+
+private:
+  void pipeline() {
+    if (!load_sources() || !resolve_device()) {
+      return;
+    }
+    make_scratch();
+    stage("static check");
+    auto& compiler = launch("compile", WorkerRole::compile);
+    if (!static_check(compiler)) {
+      return;
+    }
+    // The build (CPU) and the reference trials (device) do not depend on each other.
+    stage("compiling the candidate and running the reference");
+    auto compile = std::async(std::launch::async, [&] { return compile_candidate(compiler); });
+    auto& reference = launch("reference", WorkerRole::reference);
+    const PhaseOutcome reference_outcome = run_reference(reference);
+    const CompileOutcome compiled = compile.get();
+    m_result.compile = compiled.info;
+    compiler.shutdown();
+    if (!compiled.phase.ok) {
+      fail(compiled.phase.status, compiled.phase.message, compiled.phase.log);
+      return;
+    }
+    if (!reference_outcome.ok) {
+      fail(reference_outcome.status, reference_outcome.message, reference_outcome.log);
+      return;
+    }
+
+    stage("running the candidate");
+    auto& candidate = launch("candidate", WorkerRole::candidate);
+    const PhaseOutcome candidate_outcome = run_candidate(candidate);
+    if (!candidate_outcome.ok) {
+      fail(candidate_outcome.status, candidate_outcome.message, candidate_outcome.log);
+      return;
+    }
+    stage("comparing outputs");
+    if (!compare_trials()) {
+      return;
+    }
+    if (m_options.measure_time) {
+      stage("timing");
+      if (!measure(reference, candidate)) {
+        return;
+      }
+    } else {
+      m_result.timing.skipped_reason = "timing was turned off (--no-timing)";
+    }
+    reference.shutdown();
+    candidate.shutdown();
+    // The only way to `ok`: every stage above passed.
+    m_result.status = Status::ok;
+    m_result.message.clear();
+  }
+
+  // Every worker's output goes into the result, in the order the workers started.
+  void record_phases() {
+    for (auto& worker : m_workers) {
+      m_result.phases.push_back(record_of(worker.phase, *worker.client, seconds_since(worker.start)));
+    }
+  }
+
+  void stage(std::string_view name) {
+    if (m_progress) {
+      m_progress(name);
+    }
+  }
+
+  void fail(Status status, std::string message, std::string log = {}) {
+    m_result.status = status;
+    m_result.message = std::move(message);
+    m_result.log = std::move(log);
+  }
+
+  bool load_sources() {
+    std::string error;
+    const auto problem = read_source_file(m_options.problem, "problem", error);
+    if (!problem) {
+      fail(Status::harness_error, error);
+      return false;
+    }
+    m_result.problem_path = problem->path.string();
+    m_result.problem_sha256 = problem->sha256;
+    const auto candidate = read_source_file(m_options.candidate, "candidate", error);
+    if (!candidate) {
+      fail(Status::harness_error, error);
+      return false;
+    }
+    m_result.candidate_path = candidate->path.string();
+    m_result.candidate_sha256 = candidate->sha256;
+    m_candidate_source = candidate->text;
+    return true;
+  }
+
+  bool resolve_device() {
+    const auto& probe = sched::probe_devices();
+    std::string device = m_options.device;
+    if (device == "auto") {
+      device = probe.gpus.empty() ? "cpu" : "cuda";
+    }
+    if (device == "cpu") {
+      m_result.device = "cpu";
+      m_result.device_name = "cpu";
+      return true;
+    }
+    if (probe.gpus.empty()) {
+      m_result.device = "cuda";
+      fail(Status::unsupported,
+           "--device cuda needs a GPU, and none is usable here: " + probe.unavailable_reason +
+               ". Run with --device cpu, or on a machine with an NVIDIA GPU");
+      return false;
+    }
+    if (m_options.gpu >= static_cast<int>(probe.gpus.size())) {
+      fail(Status::unsupported, fmt::format("--gpu {} does not exist: this machine shows {} GPU(s)",
+                                            m_options.gpu, probe.gpus.size()));
+      return false;
+    }
+    m_gpu = probe.gpus[static_cast<std::size_t>(m_options.gpu)];
+    m_result.device = "cuda:0";
+    m_result.device_name = m_gpu->name;
+    return true;
+  }
+
+  void make_scratch() {
+    m_scratch = sched::make_scratch_directory("kbench-eval");
+    for (const char* sub : {"compile", "reference", "inputs", "candidate", "tmp"}) {
+      fs::create_directories(m_scratch / sub);
+    }
+  }
+
+  sandbox::WorkerClient& launch(const std::string& phase, WorkerRole role) {
+    WorkerLaunch launch;
+    launch.worker = sched::worker_executable();
+    launch.python = m_options.python;
+    launch.working_directory = m_scratch / phase;
+    launch.output_keep_bytes = m_options.output_keep_bytes;
+    auto& env = launch.environment;
+    env["TMPDIR"] = (m_scratch / "tmp").string();
+    env["KBENCH_DEVICE"] = m_result.device;
+    if (m_gpu) {
+      env["TORCH_CUDA_ARCH_LIST"] = m_gpu->arch_list_entry();
+      // The compile phase builds with the GPU hidden: a candidate's import cannot touch it.
+      env["CUDA_VISIBLE_DEVICES"] =
+          role == WorkerRole::compile ? std::string() : visible_devices_for(m_options.gpu);
+    } else {
+      env["CUDA_VISIBLE_DEVICES"] = "";
+    }
+    m_workers.push_back({phase, launch_worker(launch), Clock::now()});
+    return *m_workers.back().client;
+  }
+
+  bool static_check(sandbox::WorkerClient& worker) {
+    const PhaseOutcome outcome =
+        run_phase(worker, {{"op", "static_check"}, {"candidate", m_result.candidate_path}},
+                  std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
+                  m_result.candidate_path);
+    if (!outcome.ok) {
+      fail(Status::harness_error, "the static check could not run: " + outcome.message, outcome.log);
+      return false;
+    }
+    std::string rejections;
+    for (const auto& v : outcome.body.value("verdicts", nlohmann::json::array())) {
+      StaticVerdict verdict{v.value("rule", ""), v.value("severity", "warn"), v.value("message", ""),
+                            std::nullopt};
+      if (v.contains("line") && v["line"].is_number_integer()) {
+        verdict.line = v["line"].get<int>();
+      }
+      if (verdict.severity == "reject") {
+        rejections += fmt::format("{}{}{}: {}", rejections.empty() ? "" : "; ",
+                                  verdict.line ? fmt::format("line {} ", *verdict.line) : "",
+                                  verdict.rule, verdict.message);
+      }
+      m_result.static_check.push_back(std::move(verdict));
+    }
+    if (!rejections.empty()) {
+      fail(Status::static_rejected, "rejected by the static check: " + rejections);
+      return false;
+    }
+    return true;
+  }
+
+  // The extension build directory is keyed by the candidate's source and everything that
+  // changes the build, so two candidates that both call their extension `my_ext` never share
+  // a directory and the same source never builds twice.
+  fs::path extensions_base() const {
+    Sha256 key;
+    key.update(m_candidate_source);
+    key.update(fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
+                           m_gpu ? m_gpu->arch_list_entry() : "none", m_options.python.string()));
+    const fs::path cache = m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
+    return cache / "extensions" / key.hex_digest().substr(0, 32);
+  }
+
+  CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
+    CompileOutcome out;
+    const auto start = Clock::now();
+    out.info.ran = true;
+    out.info.extensions_dir = extensions_base().string();
+    std::error_code ignored;
+    fs::create_directories(out.info.extensions_dir, ignored);
+    out.phase = run_phase(worker,
+                          {{"op", "compile"},
+                           {"candidate", m_result.candidate_path},
+                           {"extensions_dir", out.info.extensions_dir}},
+                          m_options.compile_timeout, WorkerRole::compile,
+                          "importing and building the candidate", m_result.candidate_path);
+    out.info.seconds = seconds_since(start);
+    if (out.phase.ok) {
+      out.info.extensions_dir = out.phase.body.value("extensions_dir", out.info.extensions_dir);
+      out.info.cached = out.phase.body.value("cached", false);
+    } else {
+      if (out.phase.body.is_object()) {
+        out.info.first_error = out.phase.body.value("first_error", "");
+      }
+      out.info.log = out.phase.log;
+    }
+    return out;
+  }
+
+  PhaseOutcome run_reference(sandbox::WorkerClient& worker) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (int i = 0; i < m_options.trials; ++i) {
+      trials.push_back({{"index", i}, {"seed", derive_seed(m_options.seed, "trial", i)}});
+    }
+    PhaseOutcome outcome = run_phase(worker,
+                                     {{"op", "reference"},
+                                      {"problem", m_result.problem_path},
+                                      {"device", m_result.device},
+                                      {"variant", m_options.variant},
+                                      {"init_seed", m_options.seed},
+                                      {"trials", trials},
+                                      {"inputs_dir", (m_scratch / "inputs").string()},
+                                      {"outputs_dir", (m_scratch / "reference").string()}},
+                                     m_options.run_timeout, WorkerRole::reference,
+                                     "running the reference's trials", "");
+    if (outcome.ok) {
+      for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
+        TrialResult result;
+        result.index = trial.value("index", 0);
+        result.seed = trial.value("seed", 0u);
+        result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
+        m_result.trials.push_back(std::move(result));
+      }
+      m_result.python = outcome.body.value("python", "");
+    }
+    return outcome;
+  }
+
+  PhaseOutcome run_candidate(sandbox::WorkerClient& worker) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto& trial : m_result.trials) {
+      trials.push_back({{"index", trial.index}}); // never the seed: C must not know it
+    }
+    return run_phase(worker,
+                     {{"op", "candidate"},
+                      {"candidate", m_result.candidate_path},
+                      {"device", m_result.device},
+                      {"extensions_dir", m_result.compile.extensions_dir},
+                      {"init_seed", m_options.seed},
+                      {"trials", trials},
+                      {"inputs_dir", (m_scratch / "inputs").string()},
+                      {"outputs_dir", (m_scratch / "candidate").string()}},
+                     m_options.run_timeout, WorkerRole::candidate, "running the candidate's trials",
+                     m_result.candidate_path);
+  }
+
+  bool compare_trials() {
+    const compare::ToleranceOverride override_{m_options.atol, m_options.rtol};
+    std::string first_failure;
+    for (auto& trial : m_result.trials) {
+      const auto name = fmt::format("trial_{}.outputs.safetensors", trial.index);
+      const auto comparison = compare::compare_output_files(m_scratch / "candidate" / name,
+                                                            m_scratch / "reference" / name, override_);
+      trial.passed = comparison.passed;
+      trial.failure = comparison.failure;
+      for (const auto& [output_name, result] : comparison.outputs) {
+        trial.outputs.push_back({output_name, result});
+      }
+      if (!trial.passed && first_failure.empty()) {
+        first_failure = fmt::format("trial {}: {}", trial.index, trial.failure);
+      }
+    }
+    if (first_failure.empty()) {
+      return true;
+    }
+    fail(Status::incorrect,
+         fmt::format("{} of {} trials passed; {}", m_result.trials_passed(), m_result.trials.size(),
+                     first_failure));
+    m_result.timing.skipped_reason = "only correct candidates are timed";
+    return false;
+  }
+
+  std::optional<TimingSide> time_side(sandbox::WorkerClient& worker, WorkerRole role) {
+    const nlohmann::json request = {{"op", "time"},
+                                    {"warmup", m_options.warmup},
+                                    {"iterations", m_options.timing_iterations},
+                                    {"flush_l2", true}};
+    const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
+    const PhaseOutcome outcome = run_phase(worker, request, m_options.run_timeout, role, doing,
+                                           m_result.candidate_path);
+    if (!outcome.ok) {
+      fail(outcome.status, outcome.message, outcome.log);
+      return std::nullopt;
+    }
+    TimingSide side;
+    side.method = outcome.body.value("method", "");
+    side.l2_flush = outcome.body.value("l2_flush", false);
+    for (const auto& sample : outcome.body.value("samples_us", nlohmann::json::array())) {
+      if (sample.is_number() && sample.get<double>() >= 0) {
+        side.samples_us.push_back(sample.get<double>());
+      }
+    }
+    side.stats_us = measure::summarize(side.samples_us);
+    return side;
+  }
+
+  bool measure(sandbox::WorkerClient& reference, sandbox::WorkerClient& candidate) {
+    auto candidate_side = time_side(candidate, WorkerRole::candidate);
+    if (!candidate_side) {
+      return false;
+    }
+    auto reference_side = time_side(reference, WorkerRole::reference);
+    if (!reference_side) {
+      return false;
+    }
+    m_result.timing.measured = true;
+    if (candidate_side->stats_us.median > 0) {
+      m_result.timing.speedup = reference_side->stats_us.median / candidate_side->stats_us.median;
+    }
+    m_result.timing.candidate = std::move(candidate_side);
+    m_result.timing.reference = std::move(reference_side);
+    return true;
+  }
+
+  const EvalOptions& m_options;
+  const ProgressCallback& m_progress;
+  EvalResult m_result;
+  std::string m_candidate_source;
+  std::optional<sched::GpuInfo> m_gpu;
+  fs::path m_scratch;
+  struct LiveWorker {
+    std::string phase;
+    std::unique_ptr<sandbox::WorkerClient> client;
+    Clock::time_point start;
+  };
+  std::vector<LiveWorker> m_workers;
+};
+
+} // namespace
+
+EvalResult evaluate(const EvalOptions& options, const ProgressCallback& progress) {
+  return Evaluation(options, progress).run();
+}
+
+} // namespace kbench

@@ -1,0 +1,39 @@
+#include "core/options.hpp"
+
+#include <algorithm>
+
+namespace kbench {
+
+const std::vector<std::string>& known_variants() {
+  static const std::vector<std::string> variants = {"standard", "popcorn"};
+  return variants;
+}
+
+std::vector<std::string> validate(const EvalOptions& o) {
+  std::vector<std::string> problems;
+  if (o.device != "auto" && o.device != "cuda" && o.device != "cpu") {
+    problems.push_back("--device must be cuda, cpu or auto, not '" + o.device + "'");
+  }
+  if (o.trials < 1 || o.trials > 1000) {
+    problems.push_back("--trials must be between 1 and 1000");
+  }
+  const auto& variants = known_variants();
+  if (std::find(variants.begin(), variants.end(), o.variant) == variants.end()) {
+    problems.push_back("--variant must be standard or popcorn, not '" + o.variant + "'");
+  }
+  if ((o.atol && *o.atol < 0) || (o.rtol && *o.rtol < 0)) {
+    problems.push_back("--atol and --rtol must not be negative");
+  }
+  if (o.compile_timeout.count() <= 0 || o.run_timeout.count() <= 0) {
+    problems.push_back("--compile-timeout and --run-timeout must be positive");
+  }
+  if (o.timing_iterations < 1 || o.warmup < 0) {
+    problems.push_back("--iterations must be at least 1 and --warmup not negative");
+  }
+  if (o.gpu < 0) {
+    problems.push_back("--gpu must not be negative");
+  }
+  return problems;
+}
+
+} // namespace kbench

@@ -1,0 +1,38 @@
+#pragma once
+// Everything one evaluation is configured by. The command line fills it; the suite runner and
+// the agent will fill it the same way.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench {
+
+struct EvalOptions {
+  std::filesystem::path problem;
+  std::filesystem::path candidate;
+  std::string device = "auto"; // "auto" (cuda when a GPU is present, else cpu), "cuda", "cpu"
+  int gpu = 0;                 // which GPU of the machine when device is cuda
+  int trials = 5;
+  std::uint64_t seed = 42;
+  std::string variant = "standard";
+  std::optional<double> atol, rtol; // override the per-dtype defaults for floating outputs
+  std::chrono::seconds compile_timeout{600};
+  std::chrono::seconds run_timeout{300};
+  bool measure_time = true;
+  int warmup = 3;
+  int timing_iterations = 30;
+  std::filesystem::path python;    // the environment's interpreter; empty: the worker's default
+  std::filesystem::path cache_dir; // empty: sched::cache_directory()
+  bool keep_scratch = false;
+  std::size_t output_keep_bytes = 64 * 1024;
+};
+
+// Problems in the options a person can act on ("--trials must be at least 1"); empty if none.
+std::vector<std::string> validate(const EvalOptions& options);
+
+const std::vector<std::string>& known_variants();
+
+} // namespace kbench

@@ -1,0 +1,206 @@
+#include "core/result.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace kbench {
+namespace {
+
+constexpr std::array<std::pair<Status, const char*>, 9> kStatusNames = {{
+    {Status::ok, "ok"},
+    {Status::incorrect, "incorrect"},
+    {Status::static_rejected, "static_rejected"},
+    {Status::compile_error, "compile_error"},
+    {Status::runtime_error, "runtime_error"},
+    {Status::timeout, "timeout"},
+    {Status::crashed, "crashed"},
+    {Status::harness_error, "harness_error"},
+    {Status::unsupported, "unsupported"},
+}};
+
+// JSON has no NaN or infinity: such values are written as null, never as a made-up number.
+nlohmann::json number(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json stats_json(const measure::SampleStats& s) {
+  return {{"n", s.n},
+          {"median_us", number(s.median)},
+          {"mean_us", number(s.mean)},
+          {"std_us", number(s.std)},
+          {"min_us", number(s.min)},
+          {"max_us", number(s.max)},
+          {"p10_us", number(s.p10)},
+          {"p90_us", number(s.p90)},
+          {"noise_pct", number(s.noise * 100.0)}};
+}
+
+nlohmann::json timing_side_json(const TimingSide& side) {
+  return {{"method", side.method},
+          {"l2_flush", side.l2_flush},
+          {"stats", stats_json(side.stats_us)},
+          {"samples_us", side.samples_us}};
+}
+
+nlohmann::json comparison_json(const OutputComparison& output) {
+  const auto& c = output.comparison;
+  nlohmann::json mismatches = nlohmann::json::array();
+  for (const auto& m : c.first_mismatches) {
+    mismatches.push_back(
+        {{"index", m.index}, {"candidate", number(m.candidate)}, {"reference", number(m.reference)}});
+  }
+  return {{"name", output.name},
+          {"passed", c.passed},
+          {"failure", c.failure},
+          {"atol", c.tolerance.atol},
+          {"rtol", c.tolerance.rtol},
+          {"numel", c.numel},
+          {"mismatched_elements", c.mismatches},
+          {"max_abs_err", number(c.max_abs_err)},
+          {"mean_abs_err", number(c.mean_abs_err)},
+          {"max_rel_err", number(c.max_rel_err)},
+          {"mean_rel_err", number(c.mean_rel_err)},
+          {"first_mismatches", mismatches}};
+}
+
+// Error figures over every output of every trial: the max of the maxima, and means weighted by
+// element count.
+nlohmann::json correctness_summary(const EvalResult& r) {
+  double max_abs = 0, max_rel = 0, sum_abs = 0, sum_rel = 0;
+  std::size_t elements = 0;
+  bool any = false;
+  for (const auto& trial : r.trials) {
+    for (const auto& output : trial.outputs) {
+      const auto& c = output.comparison;
+      if (!c.failure.empty() && c.numel == 0) {
+        continue;
+      }
+      any = true;
+      max_abs = std::max(max_abs, c.max_abs_err);
+      max_rel = std::max(max_rel, c.max_rel_err);
+      sum_abs += c.mean_abs_err * static_cast<double>(c.numel);
+      sum_rel += c.mean_rel_err * static_cast<double>(c.numel);
+      elements += c.numel;
+    }
+  }
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& trial : r.trials) {
+    nlohmann::json outputs = nlohmann::json::array();
+    for (const auto& output : trial.outputs) {
+      outputs.push_back(comparison_json(output));
+    }
+    trials.push_back({{"index", trial.index},
+                      {"seed", trial.seed},
+                      {"input_shapes", trial.input_shapes},
+                      {"passed", trial.passed},
+                      {"failure", trial.failure},
+                      {"outputs", outputs}});
+  }
+  const double n = elements ? static_cast<double>(elements) : 1.0;
+  return {{"trials_requested", r.trials_requested},
+          {"trials_run", r.trials.size()},
+          {"trials_passed", r.trials_passed()},
+          {"max_abs_err", any ? number(max_abs) : nlohmann::json(nullptr)},
+          {"mean_abs_err", any ? number(sum_abs / n) : nlohmann::json(nullptr)},
+          {"max_rel_err", any ? number(max_rel) : nlohmann::json(nullptr)},
+          {"mean_rel_err", any ? number(sum_rel / n) : nlohmann::json(nullptr)},
+          {"trials", trials}};
+}
+
+} // namespace
+
+const char* status_name(Status status) {
+  for (const auto& [value, name] : kStatusNames) {
+    if (value == status) {
+      return name;
+    }
+  }
+  return "harness_error";
+}
+
+std::optional<Status> status_from_name(const std::string& name) {
+  for (const auto& [value, text] : kStatusNames) {
+    if (name == text) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
+const std::vector<Status>& all_statuses() {
+  static const std::vector<Status> statuses = [] {
+    std::vector<Status> out;
+    for (const auto& entry : kStatusNames) {
+      out.push_back(entry.first);
+    }
+    return out;
+  }();
+  return statuses;
+}
+
+int EvalResult::trials_passed() const {
+  return static_cast<int>(
+      std::count_if(trials.begin(), trials.end(), [](const TrialResult& t) { return t.passed; }));
+}
+
+nlohmann::json to_json(const EvalResult& r) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : r.static_check) {
+    verdicts.push_back({{"rule", v.rule},
+                        {"severity", v.severity},
+                        {"message", v.message},
+                        {"line", v.line ? nlohmann::json(*v.line) : nlohmann::json(nullptr)}});
+  }
+  nlohmann::json timing = {{"measured", r.timing.measured},
+                           {"skipped_reason", r.timing.skipped_reason}};
+  timing["reference"] = r.timing.reference ? timing_side_json(*r.timing.reference) : nullptr;
+  timing["candidate"] = r.timing.candidate ? timing_side_json(*r.timing.candidate) : nullptr;
+  timing["speedup"] = r.timing.speedup ? number(*r.timing.speedup) : nlohmann::json(nullptr);
+
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& p : r.phases) {
+    phases.push_back({{"phase", p.phase},
+                      {"wall_s", p.wall_s},
+                      {"exit", p.exit},
+                      {"stdout", p.stdout_text},
+                      {"stderr", p.stderr_text}});
+  }
+  auto optional_number = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  return {
+      {"schema", kEvalSchema},
+      {"kbench_version", KBENCH_VERSION},
+      {"status", status_name(r.status)},
+      {"message", r.message},
+      {"log", r.log},
+      {"started_at", r.started_at},
+      {"wall_s", r.wall_s},
+      {"problem", {{"path", r.problem_path}, {"sha256", r.problem_sha256}}},
+      {"candidate", {{"path", r.candidate_path}, {"sha256", r.candidate_sha256}}},
+      {"config",
+       {{"device", r.device},
+        {"device_name", r.device_name},
+        {"variant", r.variant},
+        {"precision", r.precision},
+        {"seed", r.seed},
+        {"trials", r.trials_requested},
+        {"atol_override", optional_number(r.atol_override)},
+        {"rtol_override", optional_number(r.rtol_override)}}},
+      {"environment", {{"python", r.python}, {"torch", r.torch_version}}},
+      {"static_check", verdicts},
+      {"compile",
+       {{"ran", r.compile.ran},
+        {"cached", r.compile.cached},
+        {"seconds", r.compile.seconds},
+        {"extensions_dir", r.compile.extensions_dir},
+        {"first_error", r.compile.first_error},
+        {"log", r.compile.log}}},
+      {"correctness", correctness_summary(r)},
+      {"timing", timing},
+      {"phases", phases},
+  };
+}
+
+} // namespace kbench

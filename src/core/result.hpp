@@ -1,0 +1,116 @@
+#pragma once
+// The result of one evaluation: the `kbench.eval/1` document (DESIGN section 5).
+#include "compare/tolerance.hpp"
+#include "measure/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench {
+
+inline constexpr const char* kEvalSchema = "kbench.eval/1";
+
+enum class Status {
+  ok,
+  incorrect,
+  static_rejected,
+  compile_error,
+  runtime_error,
+  timeout,
+  crashed,
+  harness_error,
+  unsupported,
+};
+
+const char* status_name(Status status);
+std::optional<Status> status_from_name(const std::string& name);
+const std::vector<Status>& all_statuses();
+
+struct StaticVerdict {
+  std::string rule;
+  std::string severity; // "reject" or "warn"
+  std::string message;
+  std::optional<int> line;
+};
+
+struct CompileInfo {
+  bool ran = false;
+  bool cached = false; // the library was already built for this source and these flags
+  double seconds = 0;
+  std::string extensions_dir;
+  std::string first_error;
+  std::string log; // the whole compiler output on failure
+};
+
+struct OutputComparison {
+  std::string name; // "output.0"
+  compare::TensorComparison comparison;
+};
+
+struct TrialResult {
+  int index = 0;
+  std::uint32_t seed = 0;
+  nlohmann::json input_shapes;
+  bool passed = false;
+  std::string failure; // first reason it failed, for people
+  std::vector<OutputComparison> outputs;
+};
+
+struct TimingSide {
+  std::string method; // "cuda_event", "perf_counter"
+  bool l2_flush = false;
+  measure::SampleStats stats_us;
+  std::vector<double> samples_us;
+};
+
+struct TimingInfo {
+  bool measured = false;
+  std::string skipped_reason;
+  std::optional<TimingSide> reference;
+  std::optional<TimingSide> candidate;
+  std::optional<double> speedup; // reference median / candidate median
+};
+
+// What each worker process did: kept so that a failure can be read in full afterwards.
+struct PhaseRecord {
+  std::string phase; // "compile", "reference", "candidate", ...
+  double wall_s = 0;
+  std::string exit;   // "running", "exited with code 0", "killed by SIGSEGV (...)"
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+struct EvalResult {
+  Status status = Status::harness_error;
+  std::string message; // for every status but ok: what happened and what to do
+  std::string log;     // the long form behind the message (traceback, compiler output)
+
+  std::string problem_path, problem_sha256, candidate_path, candidate_sha256;
+  std::string device;         // "cuda:0", "cpu"
+  std::string device_name;    // "NVIDIA H200", "cpu"
+  std::string variant;
+  std::string precision = "fp32";
+  std::uint64_t seed = 0;
+  int trials_requested = 0;
+  std::optional<double> atol_override, rtol_override;
+
+  std::vector<StaticVerdict> static_check;
+  CompileInfo compile;
+  std::vector<TrialResult> trials;
+  TimingInfo timing;
+  std::vector<PhaseRecord> phases;
+
+  std::string started_at; // UTC, ISO 8601
+  double wall_s = 0;
+  std::string python, torch_version;
+
+  int trials_passed() const;
+};
+
+nlohmann::json to_json(const EvalResult& result);
+
+} // namespace kbench

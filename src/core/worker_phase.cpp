@@ -1,0 +1,155 @@
+#include "core/worker_phase.hpp"
+
+#include <fmt/format.h>
+
+#include <regex>
+#include <sstream>
+
+namespace kbench {
+
+std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch) {
+  sandbox::SpawnSpec spec;
+  spec.argv = {launch.worker.string()};
+  if (!launch.python.empty()) {
+    spec.argv.push_back("--python");
+    spec.argv.push_back(launch.python.string());
+  }
+  spec.environment = sandbox::to_envp(sandbox::worker_environment(launch.environment));
+  spec.working_directory = launch.working_directory;
+  return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes);
+}
+
+std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path) {
+  std::vector<std::string> picked;
+  std::istringstream lines(stderr_text);
+  std::string candidate_frame;
+  const std::regex frame(R"re(File "([^"]+)", line (\d+))re");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (line.find("CUDA error") != std::string::npos ||
+        line.find("Fatal Python error") != std::string::npos ||
+        line.find("kbench-worker:") != std::string::npos) {
+      if (picked.size() < 3) {
+        picked.push_back(line);
+      }
+    } else if (candidate_frame.empty() && !candidate_path.empty() &&
+               std::regex_search(line, match, frame) && match[1] == candidate_path) {
+      candidate_frame = fmt::format("at {}:{}", candidate_path, match[2].str());
+    }
+  }
+  if (!candidate_frame.empty()) {
+    picked.push_back(candidate_frame);
+  }
+  std::string summary;
+  for (const auto& line : picked) {
+    summary += (summary.empty() ? "" : "; ") + std::regex_replace(line, std::regex(R"(^\s+)"), "");
+  }
+  return summary;
+}
+
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s) {
+  PhaseRecord record;
+  record.phase = phase;
+  record.wall_s = wall_s;
+  record.exit = worker.alive() ? "running" : "ended";
+  record.stdout_text = worker.stdout_capture().text();
+  record.stderr_text = worker.stderr_capture().text();
+  return record;
+}
+
+namespace {
+
+bool allowed_for(WorkerRole role, Status status) {
+  switch (role) {
+  case WorkerRole::reference:
+    return true;
+  case WorkerRole::compile:
+    return status == Status::compile_error || status == Status::runtime_error ||
+           status == Status::crashed || status == Status::unsupported;
+  case WorkerRole::candidate:
+    return status == Status::runtime_error || status == Status::crashed ||
+           status == Status::incorrect || status == Status::compile_error ||
+           status == Status::unsupported;
+  }
+  return false;
+}
+
+std::string who(WorkerRole role) {
+  switch (role) {
+  case WorkerRole::compile:
+    return "the compile worker";
+  case WorkerRole::reference:
+    return "the reference worker";
+  case WorkerRole::candidate:
+    return "the candidate worker";
+  }
+  return "a worker";
+}
+
+} // namespace
+
+PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& request,
+                       std::chrono::milliseconds deadline, WorkerRole role,
+                       const std::string& doing, const std::string& candidate_path) {
+  using Kind = sandbox::WorkerReply::Kind;
+  const sandbox::WorkerReply reply = worker.request(request, deadline);
+  PhaseOutcome outcome;
+  const bool reference = role == WorkerRole::reference;
+  switch (reply.kind) {
+  case Kind::answered: {
+    outcome.body = reply.body;
+    outcome.worker_usable = !reply.body.value("fatal", false);
+    if (reply.body.value("ok", false)) {
+      outcome.ok = true;
+      outcome.status = Status::ok;
+      return outcome;
+    }
+    const auto claimed = reply.body.contains("status") && reply.body["status"].is_string()
+                             ? status_from_name(reply.body["status"].get<std::string>())
+                             : std::nullopt;
+    outcome.status = claimed && allowed_for(role, *claimed) ? *claimed
+                     : reference                           ? Status::harness_error
+                                                           : Status::runtime_error;
+    const auto text = [&](const char* key) {
+      return reply.body.contains(key) && reply.body[key].is_string()
+                 ? reply.body[key].get<std::string>()
+                 : std::string();
+    };
+    outcome.message = text("message");
+    if (outcome.message.empty()) {
+      outcome.message = who(role) + " reported a failure without a message while " + doing;
+    }
+    outcome.log = text("log");
+    return outcome;
+  }
+  case Kind::timed_out:
+    outcome.status = reference ? Status::harness_error : Status::timeout;
+    outcome.message = fmt::format(
+        "{} did not finish {} within {} s; its process group was killed{}", who(role), doing,
+        std::chrono::duration_cast<std::chrono::seconds>(deadline).count(),
+        role == WorkerRole::compile ? " (raise --compile-timeout if the build is legitimately slow)"
+                                    : " (raise --run-timeout if the work is legitimately slow)");
+    break;
+  case Kind::died: {
+    outcome.status = reference ? Status::harness_error : Status::crashed;
+    const std::string summary =
+        crash_summary(worker.stderr_capture().text(), reference ? "" : candidate_path);
+    outcome.message = fmt::format("{} {} while {}{}{}", who(role), reply.exit.describe(), doing,
+                                  summary.empty() ? "" : ": ", summary);
+    if (!reply.exit.signaled) {
+      outcome.message += " (the process ended without answering: os._exit, sys.exit or a fatal "
+                         "error in native code)";
+    }
+    break;
+  }
+  case Kind::protocol_error:
+    outcome.status = reference ? Status::harness_error : Status::runtime_error;
+    outcome.message = fmt::format("{} broke the worker protocol while {}: {}", who(role), doing,
+                                  reply.detail);
+    break;
+  }
+  outcome.log = worker.stderr_capture().tail(16 * 1024);
+  return outcome;
+}
+
+} // namespace kbench

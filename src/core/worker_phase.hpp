@@ -1,0 +1,53 @@
+#pragma once
+// One phase of an evaluation run in a worker process, and what its answer means for the
+// result: the translation from "the worker died of SIGSEGV" or "answered runtime_error" to a
+// status and a message a person can act on.
+#include "core/result.hpp"
+#include "sandbox/environment.hpp"
+#include "sandbox/worker_client.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+
+namespace kbench {
+
+// Who runs in the worker decides which statuses its answers may claim: the reference process
+// is trusted; a process that ran candidate code is not (it could claim "harness_error" to
+// shift the blame, so such claims become runtime errors).
+enum class WorkerRole { compile, reference, candidate };
+
+struct WorkerLaunch {
+  std::filesystem::path worker;
+  std::filesystem::path python; // empty: the worker's default
+  std::filesystem::path working_directory;
+  sandbox::EnvironmentMap environment; // kbench's settings; the clean base is added
+  std::size_t output_keep_bytes = 64 * 1024;
+};
+
+std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch);
+
+struct PhaseOutcome {
+  bool ok = false;
+  Status status = Status::harness_error;
+  std::string message;
+  std::string log;
+  nlohmann::json body; // the answer, when the worker answered
+  bool worker_usable = false; // false after a crash, a timeout or a fatal CUDA error
+};
+
+// Sends `request` and interprets the reply. `doing` says what the phase was doing, for
+// messages ("running the candidate's trials").
+PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& request,
+                       std::chrono::milliseconds deadline, WorkerRole role,
+                       const std::string& doing, const std::string& candidate_path);
+
+// The most telling lines of a dead worker's stderr: a CUDA error, a fatal Python error, the
+// candidate's frame.
+std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path);
+
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s);
+
+} // namespace kbench

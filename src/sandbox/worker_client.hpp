@@ -1,0 +1,57 @@
+#pragma once
+// The orchestrator's side of the worker protocol: one JSON request per line on the worker's
+// stdin, one JSON response per line on its fd 3. Replies are untrusted (the candidate's code
+// runs in the worker), so everything read here is validated by the caller before use.
+#include "sandbox/output_capture.hpp"
+#include "sandbox/process.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace kbench::sandbox {
+
+struct WorkerReply {
+  enum class Kind {
+    answered,       // `body` holds the worker's JSON response
+    died,           // the worker exited or was killed before answering; see `exit`
+    timed_out,      // the deadline passed; the worker's group was killed
+    protocol_error, // the worker answered something that is not a JSON object line
+  };
+  Kind kind = Kind::protocol_error;
+  nlohmann::json body;
+  ExitStatus exit;
+  std::string detail; // for protocol errors: what was wrong
+};
+
+class WorkerClient {
+public:
+  WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes);
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+  ~WorkerClient();
+
+  // Sends one request and waits for its answer until `deadline` has passed.
+  WorkerReply request(const nlohmann::json& request, std::chrono::milliseconds deadline);
+  // Asks the worker to leave, then kills its group if it has not within `grace`.
+  void shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+  bool alive();
+
+  const OutputCapture& stdout_capture() const { return m_stdout; }
+  const OutputCapture& stderr_capture() const { return m_stderr; }
+  pid_t pid() const { return m_process.pid(); }
+
+private:
+  // Reads whatever the worker's pipes hold until a response line arrives, the worker dies or
+  // the deadline passes.
+  WorkerReply await_reply(std::chrono::steady_clock::time_point deadline);
+  WorkerReply reply_after_death();
+
+  Process m_process;
+  OutputCapture m_stdout;
+  OutputCapture m_stderr;
+  std::string m_pending; // response bytes not yet terminated by a newline
+};
+
+} // namespace kbench::sandbox

@@ -1,0 +1,104 @@
+// kbench-worker: embeds the CPython of the chosen environment and runs evaluation phases for
+// the orchestrator (DESIGN section 3). It is started by kbench, never by people, with:
+//   kbench-worker [--python PATH] [--package-dir DIR]
+// Requests arrive on stdin; answers leave on fd 3 so that whatever the problem or the candidate
+// prints on stdout cannot be mistaken for an answer by accident.
+#include "sandbox/process.hpp"
+#include "worker/interpreter.hpp"
+#include "worker/protocol_loop.hpp"
+
+#include <Python.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <pybind11/embed.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path default_package_dir() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error).parent_path();
+  for (const fs::path& candidate :
+       {self / ".." / "share" / "kbench" / "python", fs::path(KBENCH_SOURCE_DIR) / "python"}) {
+    if (fs::exists(candidate / "kbench" / "worker" / "handlers.py")) {
+      return fs::weakly_canonical(candidate);
+    }
+  }
+  return fs::path(KBENCH_SOURCE_DIR) / "python";
+}
+
+struct Arguments {
+  fs::path python;
+  fs::path package_dir;
+};
+
+Arguments parse(int argc, char** argv) {
+  Arguments args;
+  if (const char* env = std::getenv("KBENCH_PYTHON"); env && *env) {
+    args.python = env;
+  } else {
+    args.python = KBENCH_DEFAULT_PYTHON;
+  }
+  args.package_dir = default_package_dir();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--python" || arg == "--package-dir") && i + 1 < argc) {
+      (arg == "--python" ? args.python : args.package_dir) = argv[++i];
+    } else {
+      std::cerr << "kbench-worker: unknown argument " << arg
+                << " (usage: kbench-worker [--python PATH] [--package-dir DIR])\n";
+      std::exit(64);
+    }
+  }
+  return args;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const Arguments args = parse(argc, argv);
+  // Keep the response channel away from fd 3, and from every process the phases start
+  // (compilers, ninja): only this process answers.
+  const int response_fd = fcntl(kbench::sandbox::kResponseFd, F_DUPFD_CLOEXEC, 100);
+  if (response_fd < 0) {
+    std::cerr << "kbench-worker: no response channel on fd 3; this program is started by kbench\n";
+    return 64;
+  }
+  close(kbench::sandbox::kResponseFd);
+
+  // Tools the environment installs next to its interpreter (ninja for torch's extension
+  // builder) must be found by the processes the phases start.
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  setenv("PATH", (args.python.parent_path().string() + ":" + path).c_str(), 1);
+  try {
+    kbench::worker::start_interpreter({args.python, args.package_dir});
+  } catch (const std::exception& error) {
+    std::cerr << "kbench-worker: " << error.what() << "\n";
+    return 65;
+  }
+  int code = 0;
+  {
+    pybind11::gil_scoped_acquire gil;
+    try {
+      // A segfault in native code then leaves a Python traceback on stderr.
+      pybind11::module_::import("faulthandler").attr("enable")();
+      code = kbench::worker::serve(response_fd);
+    } catch (const std::exception& error) {
+      std::cerr << "kbench-worker: " << error.what() << "\n";
+      code = 70;
+    }
+  }
+  std::fflush(nullptr);
+  // No interpreter finalisation: torch and CUDA teardown can hang or crash on exit, and
+  // nothing is left to save.
+  std::_Exit(code);
+}
