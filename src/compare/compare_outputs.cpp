@@ -15,7 +15,7 @@ Tolerance tolerance_for(DType reference_dtype, const ToleranceOverride& override
 }
 
 std::string describe_failure(const std::string& name, const TensorComparison& c) {
-  if (!c.failure.empty()) {
+  if (c.mismatches == 0 || c.first_mismatches.empty()) {
     return fmt::format("{}: {}", name, c.failure);
   }
   std::string text = fmt::format("{}: {} of {} elements differ beyond atol={:g} rtol={:g}", name,

@@ -73,8 +73,14 @@ void set_limit(int resource, rlim_t value) {
       dup2(pipes[3].write, kResponseFd) < 0) {
     fail(1);
   }
-  // Everything above the response fd goes, whatever the orchestrator had open.
-  syscall(SYS_close_range, kResponseFd + 1, ~0U, 0);
+  // The exec-error report moves just above the response fd (closed by a successful exec);
+  // everything above it goes, whatever the orchestrator had open.
+  const int report_fd = kResponseFd + 1;
+  if (dup2(error_fd, report_fd) < 0 || fcntl(report_fd, F_SETFD, FD_CLOEXEC) < 0) {
+    _exit(127);
+  }
+  error_fd = report_fd;
+  syscall(SYS_close_range, report_fd + 1, ~0U, 0);
   signal(SIGPIPE, SIG_DFL);
   if (!spec.limits.core_dumps) {
     set_limit(RLIMIT_CORE, 0);
@@ -93,6 +99,7 @@ void set_limit(int resource, rlim_t value) {
   }
   execve(argv[0], argv, envp);
   fail(3);
+  _exit(127); // fail() does not return; this tells the compiler
 }
 
 } // namespace
