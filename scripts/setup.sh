@@ -15,19 +15,27 @@ venv=${KBENCH_VENV:-$HOME/.cache/kbench/venv}
 torch_req=${KBENCH_TORCH:-torch==2.11.0}
 say() { printf 'setup: %s\n' "$*" >&2; }
 
-# 1. Distribution packages (Debian/Ubuntu), only those missing, only where apt can install.
-packages=(cmake g++ make libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev pybind11-dev)
+# 1. Build tools and C++ libraries, from the distribution where they are missing. pybind11
+#    comes from the Python environment below, so that it matches the interpreter.
+declare -A needs=(
+  [cmake]=cmake [g++]=g++ [make]=make
+  [/usr/include/gtest/gtest.h]=libgtest-dev
+  [/usr/include/nlohmann/json.hpp]=nlohmann-json3-dev
+  [/usr/include/CLI/CLI.hpp]=libcli11-dev
+  [/usr/include/fmt/format.h]=libfmt-dev
+)
 missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+for what in "${!needs[@]}"; do
+  if [[ $what == /* ]]; then [ -e "$what" ] || missing+=("${needs[$what]}")
+  else command -v "$what" >/dev/null || missing+=("${needs[$what]}"); fi
 done
 if ((${#missing[@]})); then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    say "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; then
+    say "installed ${missing[*]}"
   else
-    say "missing packages (install them): ${missing[*]}"
+    say "could not install ${missing[*]}: install them, then run this again"
+    exit 1
   fi
 fi
 

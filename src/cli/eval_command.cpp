@@ -35,7 +35,7 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--iterations", o.timing_iterations, "timed calls per side")
       ->capture_default_str();
   command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
-  command.add_flag("--no-timing", [&o](std::int64_t) { o.measure_time = false; },
+  command.add_flag_function("--no-timing", [&o](std::int64_t) { o.measure_time = false; },
                    "check correctness only");
   command.add_option("--python", o.python,
                      "the Python interpreter of the environment with torch (default: the one "

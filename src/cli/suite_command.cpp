@@ -2,7 +2,7 @@
 // one table. `make run` uses it on examples/examples.json.
 //
 // Manifest (JSON): {"entries": [{"problem": P, "candidate": C, "device": "cpu"|"cuda"|"any",
-//                                "expect": STATUS, "variant": V}, ...]}
+//                                "expect": STATUS, "variant": V, "run_timeout_s": N}, ...]}
 // Paths are relative to the manifest's directory. "cpu" entries always run on the CPU, "cuda"
 // entries only where a GPU is usable (else they are listed as skipped), "any" entries on the
 // suite's --device.
@@ -14,9 +14,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <set>
+#include <thread>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace kbench::cli {
 namespace fs = std::filesystem;
@@ -25,6 +30,7 @@ namespace {
 
 struct ManifestEntry {
   std::string problem, candidate, device, expect, variant;
+  std::optional<int> run_timeout_s;
 };
 
 std::vector<ManifestEntry> read_manifest(const fs::path& path) {
@@ -53,7 +59,15 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
       return item[name].get<std::string>();
     };
     ManifestEntry entry{field("problem", nullptr), field("candidate", nullptr),
-                        field("device", "any"), field("expect", ""), field("variant", "")};
+                        field("device", "any"), field("expect", ""), field("variant", ""),
+                        std::nullopt};
+    if (item.contains("run_timeout_s")) {
+      if (!item["run_timeout_s"].is_number_integer() || item["run_timeout_s"].get<int>() <= 0) {
+        throw std::runtime_error(fmt::format(
+            "{}: entries[{}].run_timeout_s must be a positive integer", path.string(), index));
+      }
+      entry.run_timeout_s = item["run_timeout_s"].get<int>();
+    }
     if (entry.device != "cpu" && entry.device != "cuda" && entry.device != "any") {
       throw std::runtime_error(fmt::format(
           "{}: entries[{}].device must be cpu, cuda or any, not '{}'", path.string(), index,
@@ -69,6 +83,35 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
   return entries;
 }
 
+// Builds every candidate the suite will evaluate, `jobs` at a time, before any evaluation:
+// builds are CPU work and parallel, timed evaluations are GPU work and one at a time. The
+// evaluations then find their builds in the compile cache.
+void prebuild(const std::vector<EvalOptions>& runs, int jobs) {
+  std::set<std::pair<fs::path, std::string>> seen;
+  std::vector<EvalOptions> unique;
+  for (const auto& run : runs) {
+    if (seen.insert({fs::weakly_canonical(run.candidate), run.device}).second) {
+      EvalOptions build = run;
+      build.compile_only = true;
+      unique.push_back(std::move(build));
+    }
+  }
+  std::cerr << fmt::format("kbench suite: building {} candidate(s), {} at a time\n", unique.size(),
+                           jobs);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, jobs); ++j) {
+    threads.emplace_back([&] {
+      for (std::size_t i = next++; i < unique.size(); i = next++) {
+        evaluate(unique[i]);
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+}
+
 } // namespace
 
 std::function<int()> register_suite_command(CLI::App& app) {
@@ -79,8 +122,14 @@ std::function<int()> register_suite_command(CLI::App& app) {
   command->add_option("manifest", *manifest, "suite manifest (JSON)")->required();
   add_shared_eval_options(*command, *options);
   command->add_option("--jsonl", *jsonl, "write every result document, one per line");
+  auto only_device = std::make_shared<std::string>();
+  command->add_option("--only-device", *only_device,
+                      "evaluate only the entries that run on this device (cpu or cuda)");
+  auto jobs = std::make_shared<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+  command->add_option("--jobs", *jobs, "candidates built in parallel before the evaluations")
+      ->capture_default_str();
 
-  return [options, manifest, jsonl]() -> int {
+  return [options, manifest, jsonl, jobs, only_device]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
@@ -107,12 +156,11 @@ std::function<int()> register_suite_command(CLI::App& app) {
     const std::string suite_device =
         options->device == "auto" ? (have_gpu ? "cuda" : "cpu") : options->device;
     std::vector<SuiteRow> rows;
+    std::vector<EvalOptions> runs;
     for (const auto& entry : entries) {
       SuiteRow row{entry.problem, entry.candidate, "", std::nullopt, "", entry.expect};
       row.device = entry.device == "any" ? suite_device : entry.device;
-      if (row.device == "cuda" && !have_gpu) {
-        row.skipped_reason = "needs a GPU";
-        rows.push_back(std::move(row));
+      if (!only_device->empty() && row.device != *only_device) {
         continue;
       }
       EvalOptions run = *options;
@@ -122,13 +170,31 @@ std::function<int()> register_suite_command(CLI::App& app) {
       if (!entry.variant.empty()) {
         run.variant = entry.variant;
       }
-      std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", rows.size() + 1,
-                               entries.size(), entry.problem, entry.candidate, row.device);
-      row.result = evaluate(run);
+      if (entry.run_timeout_s) {
+        run.run_timeout = std::chrono::seconds(*entry.run_timeout_s);
+      }
+      if (row.device == "cuda" && !have_gpu) {
+        row.skipped_reason = "needs a GPU";
+      } else {
+        runs.push_back(run);
+      }
+      rows.push_back(std::move(row));
+    }
+    if (*jobs > 1 && runs.size() > 1) {
+      prebuild(runs, *jobs);
+    }
+    std::size_t next_run = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto& row = rows[i];
+      if (!row.skipped_reason.empty()) {
+        continue;
+      }
+      std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", i + 1, rows.size(),
+                               row.problem, row.candidate, row.device);
+      row.result = evaluate(runs[next_run++]);
       if (lines.is_open()) {
         lines << to_json(*row.result).dump() << "\n";
       }
-      rows.push_back(std::move(row));
     }
     std::cout << format_suite_table(rows);
     const auto missed = std::count_if(rows.begin(), rows.end(),

@@ -97,12 +97,31 @@ private:
     if (!static_check(compiler)) {
       return;
     }
-    // The build (CPU) and the reference trials (device) do not depend on each other.
+    if (m_options.compile_only) {
+      stage("compiling the candidate");
+      const CompileOutcome compiled = compile_candidate(compiler);
+      m_result.compile = compiled.info;
+      m_result.timing.skipped_reason = "compile only";
+      if (!compiled.phase.ok) {
+        fail(compiled.phase.status, compiled.phase.message, compiled.phase.log);
+        return;
+      }
+      m_result.status = Status::ok;
+      return;
+    }
+    // The build (CPU), the reference trials (device) and the candidate process's start (torch
+    // import) do not depend on each other: they overlap.
     stage("compiling the candidate and running the reference");
     auto compile = std::async(std::launch::async, [&] { return compile_candidate(compiler); });
+    auto& candidate = launch("candidate", WorkerRole::candidate);
+    auto candidate_ready = std::async(std::launch::async, [&] {
+      return run_phase(candidate, {{"op", "hello"}}, m_options.run_timeout, WorkerRole::candidate,
+                       "starting", m_result.candidate_path);
+    });
     auto& reference = launch("reference", WorkerRole::reference);
     const PhaseOutcome reference_outcome = run_reference(reference);
     const CompileOutcome compiled = compile.get();
+    const PhaseOutcome candidate_started = candidate_ready.get();
     m_result.compile = compiled.info;
     compiler.shutdown();
     if (!compiled.phase.ok) {
@@ -113,9 +132,13 @@ private:
       fail(reference_outcome.status, reference_outcome.message, reference_outcome.log);
       return;
     }
+    if (!candidate_started.ok) {
+      fail(Status::harness_error, "the candidate worker did not start: " + candidate_started.message,
+           candidate_started.log);
+      return;
+    }
 
     stage("running the candidate");
-    auto& candidate = launch("candidate", WorkerRole::candidate);
     const PhaseOutcome candidate_outcome = run_candidate(candidate);
     if (!candidate_outcome.ok) {
       fail(candidate_outcome.status, candidate_outcome.message, candidate_outcome.log);

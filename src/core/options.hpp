@@ -22,6 +22,7 @@ struct EvalOptions {
   std::chrono::seconds compile_timeout{600};
   std::chrono::seconds run_timeout{300};
   bool measure_time = true;
+  bool compile_only = false; // stop after the static check and the build (a suite's prebuild)
   int warmup = 3;
   int timing_iterations = 30;
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default

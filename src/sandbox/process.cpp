@@ -106,7 +106,7 @@ void set_limit(int resource, rlim_t value) {
 
 std::string ExitStatus::describe() const {
   if (signaled) {
-    return "killed by " + signal_name(signal) + " (" + signal_description(signal) + ")";
+    return "was killed by " + signal_name(signal) + " (" + signal_description(signal) + ")";
   }
   return "exited with code " + std::to_string(code);
 }

@@ -16,17 +16,17 @@ std::string signal_name(int signal) {
 std::string signal_description(int signal) {
   switch (signal) {
   case SIGSEGV:
-    return "segmentation fault (invalid memory access in native code)";
+    return "segmentation fault: invalid memory access in native code";
   case SIGBUS:
-    return "bus error (misaligned or unmapped memory access in native code)";
+    return "bus error: misaligned or unmapped memory access in native code";
   case SIGABRT:
-    return "aborted (abort() or a failed assertion)";
+    return "aborted: abort() or a failed assertion";
   case SIGFPE:
-    return "arithmetic exception (for example an integer division by zero)";
+    return "arithmetic exception, for example an integer division by zero";
   case SIGILL:
     return "illegal instruction";
   case SIGKILL:
-    return "killed (out of memory, or killed from outside)";
+    return "killed: out of memory, or killed from outside";
   default:
     if (const char* text = sigdescr_np(signal)) {
       return text;

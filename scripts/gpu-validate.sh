@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build kbench there with what is installed, run the unit tests and
+# the GPU tests, and leave the logs and the examples table in $OUT (or ./gpu-out).
+# Usage (device tool): bash scripts/gpu-validate.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export KBENCH_BUILD=${KBENCH_BUILD:-build-gpu}
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  python3 -c 'import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)'
+} > "$out/machine.txt" 2>&1
+start=$(date +%s)
+scripts/setup.sh > "$out/build.log" 2>&1 || { echo "build failed"; tail -40 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+(cd "$KBENCH_BUILD" && ctest -L unit 2>&1 | tail -3) | tee "$out/unit.txt"
+export KBENCH_GPU_REPORT_DIR=$out
+(cd "$KBENCH_BUILD" && timeout "${KBENCH_GPU_TEST_TIMEOUT:-480}" ctest -L gpu --output-on-failure) > "$out/gpu-tests.log" 2>&1
+echo "gpu tests rc=$?  total $(( $(date +%s) - start )) s"
+tail -5 "$out/gpu-tests.log"
+cat "$out/examples-table.txt" 2>/dev/null | grep -v '^kbench suite: \[' | tail -45

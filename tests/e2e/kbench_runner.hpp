@@ -1,0 +1,24 @@
+#pragma once
+// Runs the real `kbench` binary the way a user does and reads back what it printed and wrote.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kbench::testing {
+
+struct KbenchRun {
+  int exit_code = -1;
+  std::string stdout_text;
+  std::string stderr_text;
+  nlohmann::json result; // the --json document, when the command wrote one
+  double wall_s = 0;
+};
+
+// `kbench <args...> [--json <tmp>]`; paths in args are relative to the repository root.
+KbenchRun run_kbench(const std::vector<std::string>& args, bool with_json = true);
+
+std::string repo_path(const std::string& relative);
+bool have_gpu();
+
+} // namespace kbench::testing

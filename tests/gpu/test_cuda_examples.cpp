@@ -1,0 +1,77 @@
+// GPU tests: the CUDA examples through the real kbench binary. They skip, saying so, on a
+// machine without a usable GPU (CI); run them on the GPU machine (docs/gpu-validation.md).
+// KBENCH_GPU_REPORT_DIR, when set, receives the suite's table and result documents.
+#include "../e2e/kbench_runner.hpp"
+#include "sched/device_probe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using kbench::testing::repo_path;
+using kbench::testing::run_kbench;
+
+namespace {
+
+void require_gpu() {
+  const auto& probe = kbench::sched::probe_devices();
+  if (probe.gpus.empty()) {
+    GTEST_SKIP() << "no usable GPU (" << probe.unavailable_reason << "): GPU test skipped";
+  }
+}
+
+std::string report_dir() {
+  const char* dir = std::getenv("KBENCH_GPU_REPORT_DIR");
+  return dir ? dir : "";
+}
+
+} // namespace
+
+TEST(CudaExamples, SuiteMeetsEveryExpectation) {
+  require_gpu();
+  std::vector<std::string> args = {"suite", repo_path("examples/examples.json"), "--device", "cuda",
+                                   "--only-device", "cuda"};
+  if (!report_dir().empty()) {
+    args.push_back("--jsonl");
+    args.push_back(report_dir() + "/examples.jsonl");
+  }
+  const auto run = run_kbench(args, false);
+  if (!report_dir().empty()) {
+    std::ofstream(report_dir() + "/examples-table.txt") << run.stdout_text << "\n"
+                                                        << run.stderr_text;
+  }
+  EXPECT_EQ(run.exit_code, 0) << run.stdout_text;
+  EXPECT_NE(run.stdout_text.find("0 not as expected"), std::string::npos) << run.stdout_text;
+}
+
+TEST(CudaTiming, ReluIsTimedWithEventsAndAFlushedL2) {
+  require_gpu();
+  const auto run = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                               repo_path("examples/cuda/level1_relu.py"), "--device", "cuda",
+                               "--trials", "2", "--quiet"});
+  ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "");
+  const auto& candidate = run.result["timing"]["candidate"];
+  EXPECT_EQ(candidate["method"], "cuda_event");
+  EXPECT_TRUE(candidate["l2_flush"].get<bool>());
+  // 256 MiB of traffic: tens of µs on an H100-class GPU, never sub-µs, never seconds.
+  const double median = candidate["stats"]["median_us"].get<double>();
+  EXPECT_GT(median, 10.0);
+  EXPECT_LT(median, 10000.0);
+  EXPECT_EQ(run.result["config"]["device"], "cuda:0");
+}
+
+TEST(CudaCrash, IllegalMemoryAccessIsContainedAndTheNextEvaluationIsClean) {
+  require_gpu();
+  const auto crash = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                                 repo_path("examples/broken/cuda_illegal_memory_access.py"),
+                                 "--device", "cuda", "--trials", "2", "--quiet"});
+  EXPECT_EQ(crash.result["status"], "crashed");
+  EXPECT_NE(crash.result.value("message", "").find("illegal memory access"), std::string::npos)
+      << crash.result.value("message", "");
+  const auto next = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                                repo_path("examples/cuda/level1_relu.py"), "--device", "cuda",
+                                "--trials", "2", "--no-timing", "--quiet"});
+  EXPECT_EQ(next.result["status"], "ok") << next.result.value("message", "");
+}
