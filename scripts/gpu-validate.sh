@@ -17,6 +17,21 @@ scripts/setup.sh > "$out/build.log" 2>&1 || { echo "build failed"; tail -40 "$ou
 echo "build: $(( $(date +%s) - start )) s"
 (cd "$KBENCH_BUILD" && ctest -L unit 2>&1 | tail -3) | tee "$out/unit.txt"
 export KBENCH_GPU_REPORT_DIR=$out
+# KBENCH_GPU_CANDIDATES (comma-separated candidate paths as the manifest writes them) narrows
+# the suite to those entries, for a short GPU lease.
+if [ -n "${KBENCH_GPU_CANDIDATES:-}" ]; then
+  python3 - "$out/manifest.json" <<'PY'
+import json, os, sys
+doc = json.load(open("examples/examples.json"))
+keep = set(os.environ["KBENCH_GPU_CANDIDATES"].split(","))
+doc["entries"] = [e for e in doc["entries"] if e["candidate"] in keep]
+for e in doc["entries"]:
+    for k in ("problem", "candidate"):
+        e[k] = os.path.abspath(os.path.join("examples", e[k]))
+json.dump(doc, open(sys.argv[1], "w"), indent=1)
+PY
+  export KBENCH_GPU_MANIFEST=$out/manifest.json
+fi
 (cd "$KBENCH_BUILD" && timeout "${KBENCH_GPU_TEST_TIMEOUT:-480}" ctest -L gpu --output-on-failure) > "$out/gpu-tests.log" 2>&1
 echo "gpu tests rc=$?  total $(( $(date +%s) - start )) s"
 tail -5 "$out/gpu-tests.log"

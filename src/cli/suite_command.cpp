@@ -192,8 +192,11 @@ std::function<int()> register_suite_command(CLI::App& app) {
       std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", i + 1, rows.size(),
                                row.problem, row.candidate, row.device);
       row.result = evaluate(runs[next_run++]);
+      std::cerr << fmt::format("kbench suite:   -> {} ({:.1f} s){}\n", status_name(row.result->status),
+                               row.result->wall_s,
+                               row.met_expectation() ? "" : ", expected " + row.expect);
       if (lines.is_open()) {
-        lines << to_json(*row.result).dump() << "\n";
+        lines << to_json(*row.result).dump() << std::endl; // flushed: a killed suite keeps its rows
       }
     }
     std::cout << format_suite_table(rows);

@@ -16,6 +16,10 @@
 #include <cstdlib>
 #include <future>
 #include <optional>
+#include <vector>
+#include <string>
+#include <memory>
+#include <algorithm>
 
 namespace kbench {
 namespace fs = std::filesystem;

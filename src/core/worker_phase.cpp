@@ -4,6 +4,7 @@
 
 #include <regex>
 #include <sstream>
+#include <vector>
 
 namespace kbench {
 

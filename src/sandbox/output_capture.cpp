@@ -1,6 +1,7 @@
 #include "sandbox/output_capture.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace kbench::sandbox {
 

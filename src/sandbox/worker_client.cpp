@@ -6,6 +6,7 @@
 
 #include <array>
 #include <thread>
+#include <algorithm>
 
 namespace kbench::sandbox {
 namespace {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <fmt/format.h>
+#include <cstddef>
 
 namespace kbench::sched {
 namespace {
