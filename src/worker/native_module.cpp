@@ -1,33 +1,6 @@
-// kbench_native: the C++ pieces problems and phases reach from Python. The jitter RNG lives
-// here (not in Python) so that the orchestrator's unit tests pin the very generator that
-// draws shapes.
-#include "core/seeding.hpp"
+// kbench_native as a module built into kbench-worker's interpreter.
+#include "worker/native_bindings.hpp"
 
 #include <pybind11/embed.h>
 
-#include <tuple>
-
-namespace py = pybind11;
-
-PYBIND11_EMBEDDED_MODULE(kbench_native, module) {
-  module.doc() = "kbench's native helpers for the embedded interpreter";
-  py::class_<kbench::JitterRng>(module, "JitterRng")
-      .def(py::init<std::uint64_t>(), py::arg("seed"))
-      .def("uniform_int", &kbench::JitterRng::uniform_int, py::arg("lo"), py::arg("hi"),
-           "Uniform integer in [lo, hi], inclusive")
-      .def("uniform01", &kbench::JitterRng::uniform01, "Uniform float in [0, 1)")
-      .def("next_u64", &kbench::JitterRng::next_u64);
-  module.def(
-      "jitter_bounds",
-      [](std::int64_t n, double rel, std::int64_t floor_min) {
-        const auto bounds = kbench::jitter_bounds(n, rel, floor_min);
-        return std::make_tuple(bounds.lo, bounds.hi);
-      },
-      py::arg("n"), py::arg("rel"), py::arg("floor_min"));
-  module.def(
-      "derive_seed",
-      [](std::uint64_t base, const std::string& stream, std::uint64_t index) {
-        return kbench::derive_seed(base, stream, index);
-      },
-      py::arg("base_seed"), py::arg("stream"), py::arg("index"));
-}
+PYBIND11_EMBEDDED_MODULE(kbench_native, module) { kbench::worker::bind_native_module(module); }
