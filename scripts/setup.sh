@@ -67,8 +67,16 @@ else
   mkdir -p "$(dirname "$venv")"
   "$base" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q "$torch_req" numpy safetensors pybind11 ninja
+  "$venv/bin/python" -m pip install -q "$torch_req" numpy safetensors pybind11 ninja pytest
   python=$venv/bin/python
+fi
+# The Python tests need pytest; a venv of ours gets it, a given environment is told.
+if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
+  if [ "$python" = "$venv/bin/python" ]; then
+    "$python" -m pip install -q pytest
+  else
+    say "pytest is not installed in $python: the Python tests will not run"
+  fi
 fi
 say "python: $python ($("$python" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'))"
 

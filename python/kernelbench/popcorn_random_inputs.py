@@ -1,17 +1,42 @@
 """PopcornBench's input API, injected into every problem's namespace as `popcorn_pri`.
 
-Shapes drawn here are seeded per trial by the worker (`_begin_trial`), from an RNG of their own
-(implemented in C++, kbench_native.JitterRng, shared with the orchestrator's unit tests), so
-drawing a shape never moves torch's RNG, which the problem's `get_inputs` uses for data.
+Two sources of randomness, kept apart on purpose:
 
-Variants:
-  standard  every helper returns its default size (jitter_int(n) == n)
-  popcorn   sizes jittered within +-15 % (jitter_int)
+* Sizes and shape decisions (how many nodes, which popcorn2 shape mode, how many heads) come from
+  a generator of this module's own, implemented in C++ (kbench_native.JitterRng) and seeded per
+  trial by the worker through `_begin_trial`. Drawing a size therefore never moves torch's RNG.
+* Tensor contents (random values, graph structure, expert routing) come from torch's global RNG,
+  which the worker seeds with the trial's seed right before `get_inputs()`. Tensors are always
+  drawn on the CPU and then moved, so their values do not depend on the evaluation device.
+
+Both are seeded from the trial seed, so a trial's inputs are reproducible and differ between
+trials: kernels must read sizes and row pointers from the tensors, not hard-code them.
+
+Variants (kbench's --variant):
+  standard  every size is its default: jitter_int(n) == n, trial_dim(c) == c, default head
+            counts; contents are still random (seeded per trial)
+  popcorn   sizes jittered within +-15 % (jitter_int); popcorn2 shape modes are ignored
+  popcorn2  as popcorn, plus the per-trial shape modes (large_band / awkward / wide) that
+            sample_input_mode() picks and trial_dim() and the helpers' `mode=` apply
 """
 
-VARIANTS = ("standard", "popcorn")
+from __future__ import annotations
+
+import os
+
+import torch
+
+VARIANTS = ("standard", "popcorn", "popcorn2")
+
+# The popcorn2 shape modes, in the order sample_input_mode() lays out their probabilities.
+MODES = ("large_band", "awkward", "wide")
 
 _state = {"variant": "standard", "rng": None, "seed": None}
+
+
+# --------------------------------------------------------------------------------------------
+# Trial state
+# --------------------------------------------------------------------------------------------
 
 
 def _begin_trial(seed: int, variant: str) -> None:
@@ -35,18 +60,548 @@ def _rng():
 
 
 def current_variant() -> str:
+    """The variant of the trial in progress ("standard" before any trial)."""
     return _state["variant"]
 
 
-def jitter_int(n: int, rel: float = 0.15, min_value: int = 1) -> int:
-    """A seeded integer in [floor(n*(1-rel)), floor(n*(1+rel))] (never below min_value).
+def _sizes_fixed() -> bool:
+    return _state["variant"] == "standard"
 
-    Under the standard variant it returns n unchanged.
+
+def _modes_active() -> bool:
+    return _state["variant"] == "popcorn2"
+
+
+# --------------------------------------------------------------------------------------------
+# Scalar sizes
+# --------------------------------------------------------------------------------------------
+
+
+def trial_int(low: int, high: int) -> int:
+    """A seeded integer drawn uniformly from [low, high], both ends included.
+
+    The bounds may be given in either order. Under the standard variant it returns the smaller
+    bound, so a standard run is reproducible without any draw.
+    """
+    low, high = sorted((int(low), int(high)))
+    if _sizes_fixed():
+        return low
+    return int(_rng().uniform_int(low, high))
+
+
+def _align_down(value: int, align: int) -> int:
+    """Round down to a multiple of `align`, but never below `align` itself."""
+    if align > 1:
+        return max(align, (value // align) * align)
+    return value
+
+
+def jitter_int(
+    n: int,
+    rel: float = 0.15,
+    min_value: int = 1,
+    *,
+    min_ratio: float | None = None,
+    max_ratio: float | None = None,
+    minimum: int | None = None,
+    align: int = 1,
+) -> int:
+    """A seeded integer near `n`.
+
+    Drawn uniformly from [max(minimum, floor(n*min_ratio)), max(lo, floor(n*max_ratio))], the
+    ratios defaulting to 1-rel and 1+rel (so +-15 % by default), then rounded down to a multiple
+    of `align` (never below `align`). `minimum` is PopcornBench's name for `min_value`; either
+    may be given. Under the standard variant it returns `n` unchanged.
     """
     n = int(n)
-    if _state["variant"] == "standard":
+    if _sizes_fixed():
         return n
-    import kbench_native
+    floor_min = int(minimum if minimum is not None else min_value)
+    if min_ratio is None and max_ratio is None:
+        # The symmetric case goes through the C++ bounds, shared with the orchestrator's tests.
+        import kbench_native
 
-    lo, hi = kbench_native.jitter_bounds(n, float(rel), int(min_value))
-    return int(_rng().uniform_int(lo, hi))
+        lo, hi = kbench_native.jitter_bounds(n, float(rel), floor_min)
+    else:
+        lo_ratio = 1.0 - rel if min_ratio is None else min_ratio
+        hi_ratio = 1.0 + rel if max_ratio is None else max_ratio
+        lo = max(floor_min, int(n * lo_ratio))
+        hi = max(lo, int(n * hi_ratio))
+    value = int(_rng().uniform_int(int(lo), int(hi)))
+    return _align_down(value, int(align))
+
+
+# --------------------------------------------------------------------------------------------
+# popcorn2 shape modes
+# --------------------------------------------------------------------------------------------
+
+# Defaults of PopcornBench's knobs; each can be overridden by the environment variable named.
+_KNOBS = {
+    "POPCORN2_P_LARGE_BAND": 0.60,
+    "POPCORN2_P_AWKWARD": 0.30,
+    "POPCORN2_P_WIDE": 0.10,
+    "POPCORN2_JITTER_MIN": 0.90,
+    "POPCORN2_JITTER_MAX": 1.10,
+    "POPCORN2_JITTER_WIDE_MIN": 0.80,
+    "POPCORN2_JITTER_WIDE_MAX": 1.20,
+}
+
+
+def _knob(name: str) -> float:
+    """A knob's value from the environment, or its default when unset or not a number."""
+    raw = os.environ.get(name)
+    if raw is not None:
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    return _KNOBS[name]
+
+
+def sample_input_mode(
+    *,
+    p_large_band: float | None = None,
+    p_awkward: float | None = None,
+    p_wide: float | None = None,
+) -> str:
+    """Pick this trial's popcorn2 shape mode: "large_band", "awkward" or "wide".
+
+    Under popcorn2 the mode is drawn with probabilities p_large_band / p_awkward / p_wide
+    (normalised to sum to 1; defaults 0.6 / 0.3 / 0.1, or POPCORN2_P_LARGE_BAND,
+    POPCORN2_P_AWKWARD, POPCORN2_P_WIDE). A non-positive total gives "large_band". Under the
+    standard and popcorn variants it returns "large_band" without a draw: modes only matter
+    under popcorn2.
+    """
+    if not _modes_active():
+        return "large_band"
+    weights = [
+        p_large_band if p_large_band is not None else _knob("POPCORN2_P_LARGE_BAND"),
+        p_awkward if p_awkward is not None else _knob("POPCORN2_P_AWKWARD"),
+        p_wide if p_wide is not None else _knob("POPCORN2_P_WIDE"),
+    ]
+    total = sum(weights)
+    if total <= 0:
+        return "large_band"
+    r = _rng().uniform01() * total
+    for mode, weight in zip(MODES, weights):
+        if r < weight:
+            return mode
+        r -= weight
+    return MODES[-1]  # r landed on the upper edge through rounding
+
+
+# Dimension names grouped by how the awkward mode treats them. Names not listed keep their value.
+_AWKWARD_FIXED = frozenset(
+    """kernel_size dilation num_heads heads n_heads topk k max_dilation_power num_layers
+    num_blocks rank stride padding groups d_conv d_state expand pair_dim head_dim avg_degree
+    feat_dim num_experts experts_per_token rope_theta vocab_size num_classes num_bins sample_size
+    burn_in thinning warmup_steps num_steps horizon order degree window_size patch_size tile_size
+    block_size bucket_size num_kv_heads num_attention_heads n_kv_heads""".split()
+)
+_AWKWARD_SEQUENCE = frozenset(
+    "seq_len sequence_length max_seq_len max_len length time_steps num_tokens context_length "
+    "S_MAX".split()
+)
+_AWKWARD_BATCH = frozenset("batch_size batch B bs".split())
+_AWKWARD_MATRIX = frozenset("M N K".split())
+_AWKWARD_GRAPH = frozenset("num_nodes num_edges num_vertices".split())
+_AWKWARD_CHANNEL = frozenset("in_channels out_channels channels hidden_dim d_model dim".split())
+
+
+def _next_odd(value: int) -> int:
+    """The smallest odd number above `value`."""
+    return value + 1 if value % 2 == 0 else value + 2
+
+
+def _awkward_dim(name: str, value: int, pair_attention: bool) -> int:
+    """The awkward-mode size for a dimension: nudged off powers of two, by the dimension's name.
+
+    Sequences, batches and matmul dims go to the next odd number; graph sizes to value+1 (even)
+    or value+3 (odd); channel-like dims of at least 32 to value+8 (multiples of 16) or value+7.
+    Each kind is capped (pair-attention sequences 65, sequences 65536, batches 64, graphs 6144,
+    matmul dims 8192, channels 512). Names that must match weights (heads, kernel sizes, experts,
+    feature dims, ...) and values below 2 are left alone.
+    """
+    if name in _AWKWARD_FIXED or value < 2:
+        return value
+    if name in _AWKWARD_SEQUENCE:
+        return min(_next_odd(value), 65 if pair_attention else 65536)
+    if name in _AWKWARD_BATCH:
+        return min(_next_odd(value), 64)
+    if name in _AWKWARD_MATRIX:
+        return min(_next_odd(value), 8192)
+    if name in _AWKWARD_GRAPH:
+        return min(value + (1 if value % 2 == 0 else 3), 6144)
+    if name in _AWKWARD_CHANNEL and value >= 32:
+        return min(value + (8 if value % 16 == 0 else 7), 512)
+    return value
+
+
+def trial_dim(
+    center: int,
+    name: str = "",
+    *,
+    mode: str | None = None,
+    min_ratio: float | None = None,
+    max_ratio: float | None = None,
+    minimum: int = 1,
+    align: int = 1,
+    pair_attention: bool = False,
+) -> int:
+    """A per-trial dimension around `center`, shaped by the popcorn2 mode.
+
+    Under popcorn2 (`mode` defaults to a fresh sample_input_mode() draw; pass the trial's mode
+    to keep a problem's dimensions consistent):
+      large_band  jitter_int(center) with ratios min_ratio/max_ratio (defaults 0.9/1.1, or
+                  POPCORN2_JITTER_MIN / POPCORN2_JITTER_MAX), `minimum` and `align`
+      wide        the same with ratios POPCORN2_JITTER_WIDE_MIN/MAX (defaults 0.8/1.2);
+                  min_ratio/max_ratio do not apply
+      awkward     a deterministic awkward size chosen by `name` (see _awkward_dim; the
+                  sequence cap is tighter with pair_attention); `minimum` and `align` do
+                  not apply, so the size can be odd on purpose
+    Under popcorn: jitter_int(center, minimum=minimum, align=align), whatever the mode.
+    Under standard: `center`.
+    """
+    center = int(center)
+    if _sizes_fixed():
+        return center
+    if not _modes_active():
+        return jitter_int(center, minimum=minimum, align=align)
+    if mode is None:
+        mode = sample_input_mode()
+    if mode == "awkward":
+        return _awkward_dim(name or "_", center, pair_attention)
+    if mode == "wide":
+        lo, hi = _knob("POPCORN2_JITTER_WIDE_MIN"), _knob("POPCORN2_JITTER_WIDE_MAX")
+    elif mode == "large_band":
+        lo = min_ratio if min_ratio is not None else _knob("POPCORN2_JITTER_MIN")
+        hi = max_ratio if max_ratio is not None else _knob("POPCORN2_JITTER_MAX")
+    else:
+        raise ValueError(f"unknown popcorn2 mode {mode!r}; expected one of {', '.join(MODES)}")
+    return jitter_int(center, min_ratio=lo, max_ratio=hi, minimum=minimum, align=align)
+
+
+def _helper_dim(center: int, name: str, mode: str | None, align: int = 1) -> int:
+    """How the graph/MoE helpers size a dimension: plain jitter unless a popcorn2 mode is given."""
+    if mode is None:
+        return jitter_int(center, align=align)
+    return trial_dim(center, name, mode=mode, align=align)
+
+
+def sample_multihead_dims(
+    num_heads_default: int,
+    head_dim_default: int,
+    *,
+    head_choices: tuple[int, ...] = (4, 8, 16),
+    dim_choices: tuple[int, ...] = (16, 32, 64),
+) -> tuple[int, int]:
+    """A (num_heads, head_dim) pair for this trial, from standard values near the defaults.
+
+    num_heads is drawn uniformly from the head_choices within 8 of num_heads_default, head_dim
+    from the dim_choices within 32 of head_dim_default (all choices when none is that close).
+    Under the standard variant it returns the defaults. popcorn2 modes do not apply.
+    """
+    if _sizes_fixed():
+        return int(num_heads_default), int(head_dim_default)
+    heads = _pick(_near(head_choices, num_heads_default, 8))
+    dims = _pick(_near(dim_choices, head_dim_default, 32))
+    return heads, dims
+
+
+def _near(choices, target: int, distance: int) -> list[int]:
+    close = [c for c in choices if abs(c - target) <= distance]
+    return close or list(choices)
+
+
+def _pick(choices: list[int]) -> int:
+    return int(choices[trial_int(0, len(choices) - 1)])
+
+
+# --------------------------------------------------------------------------------------------
+# CSR graphs
+# --------------------------------------------------------------------------------------------
+
+
+def _place(tensor: torch.Tensor, device) -> torch.Tensor:
+    """Move a CPU-drawn tensor to `device` (None keeps it on the CPU, as PopcornBench does)."""
+    return tensor if device is None else tensor.to(device)
+
+
+def random_node_degrees(
+    num_nodes: int,
+    avg_degree: int,
+    *,
+    min_degree: int = 1,
+    spread: int = 8,
+    device=None,
+) -> torch.Tensor:
+    """Per-node degrees: int32 tensor (num_nodes,), each uniform in
+    [max(min_degree, avg_degree - spread), avg_degree + spread] (torch RNG).
+    """
+    lo = max(min_degree, avg_degree - spread)
+    hi = max(lo, avg_degree + spread)
+    degrees = torch.randint(lo, hi + 1, (int(num_nodes),), dtype=torch.int32, device="cpu")
+    return _place(degrees, device)
+
+
+def csr_row_ptr_from_degrees(degree) -> torch.Tensor:
+    """CSR row pointers from per-row degrees: int32 tensor (len(degree) + 1,), row_ptr[0] == 0,
+    row_ptr[i + 1] - row_ptr[i] == degree[i], row_ptr[-1] == degree.sum(). Same device as `degree`.
+    """
+    degree = torch.as_tensor(degree)
+    row_ptr = torch.zeros(degree.numel() + 1, dtype=torch.int32, device=degree.device)
+    row_ptr[1:] = torch.cumsum(degree.reshape(-1), dim=0)
+    return row_ptr
+
+
+def random_csr_row_ptr(num_nodes: int, avg_degree: int, *, device=None) -> torch.Tensor:
+    """Row pointers of a random CSR graph: int32 (num_nodes + 1,), non-decreasing from 0, with
+    degrees as in random_node_degrees (between max(1, avg_degree - 8) and avg_degree + 8).
+    """
+    return _place(csr_row_ptr_from_degrees(random_node_degrees(num_nodes, avg_degree)), device)
+
+
+def _random_csr(num_nodes: int, avg_degree: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row_ptr, col_idx) of a random graph on the CPU; neighbours uniform, unsorted."""
+    row_ptr = random_csr_row_ptr(num_nodes, avg_degree)
+    num_edges = int(row_ptr[-1])
+    col_idx = torch.randint(0, num_nodes, (num_edges,), dtype=torch.int32)
+    return row_ptr, col_idx
+
+
+def _randn(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float32)
+
+
+def make_csr_graph(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    feat_dim_default: int,
+    *,
+    jitter_nodes: bool = True,
+    jitter_feat: bool = True,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A random CSR graph with node features: (row_ptr, col_idx, node_feat).
+
+    row_ptr   int32 (N + 1,): starts at 0, non-decreasing, ends at E; each row's degree is in
+              [max(1, avg_degree - 8), avg_degree + 8]
+    col_idx   int32 (E,): source node of each edge, in [0, N); uniform, so not sorted within a
+              row and possibly repeated or self-looping
+    node_feat float32 (N, F)
+    N is num_nodes_default jittered (unless jitter_nodes=False); F is feat_dim_default jittered
+    and aligned down to 8 (unless jitter_feat=False). With a popcorn2 `mode` the two sizes follow
+    trial_dim (named "num_nodes" and "feat_dim"). The average degree is not jittered.
+    """
+    n = num_nodes_default
+    if jitter_nodes:
+        n = _helper_dim(num_nodes_default, "num_nodes", mode)
+    row_ptr, col_idx = _random_csr(n, avg_degree_default)
+    fd = feat_dim_default
+    if jitter_feat:
+        fd = _helper_dim(feat_dim_default, "feat_dim", mode, align=8)
+    node_feat = _randn(n, fd)
+    return tuple(_place(t, device) for t in (row_ptr, col_idx, node_feat))
+
+
+def make_csr_graph_with_edge_weights(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    feat_dim_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """make_csr_graph plus one weight per edge: (row_ptr, col_idx, edge_weight, node_feat),
+    edge_weight float32 (E,) standard normal.
+    """
+    row_ptr, col_idx, node_feat = make_csr_graph(
+        num_nodes_default, avg_degree_default, feat_dim_default, mode=mode
+    )
+    edge_weight = _randn(col_idx.numel())
+    return tuple(_place(t, device) for t in (row_ptr, col_idx, edge_weight, node_feat))
+
+
+def make_csr_degree_normalized_graph(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    feat_dim_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """make_csr_graph plus node degrees for normalisation: (row_ptr, col_idx, node_feat, degrees).
+
+    degrees float32 (N,): how many edges have the node as their source (its count in col_idx),
+    plus one for a self-loop, so every entry is >= 1 and safe to divide by or take rsqrt of.
+    """
+    row_ptr, col_idx, node_feat = make_csr_graph(
+        num_nodes_default, avg_degree_default, feat_dim_default, mode=mode
+    )
+    n = row_ptr.numel() - 1
+    degrees = torch.bincount(col_idx.long(), minlength=n).to(torch.float32) + 1.0
+    return tuple(_place(t, device) for t in (row_ptr, col_idx, node_feat, degrees))
+
+
+def make_csr_multihead_spmm_graph(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    num_heads_default: int,
+    head_dim_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A random CSR graph for multi-head SpMM: (row_ptr, col_idx, edge_weight, node_feat).
+
+    row_ptr/col_idx as in make_csr_graph; edge_weight float32 (E, H); node_feat float32 (N, H, D).
+    N follows the node jitter (trial_dim with a popcorn2 mode); (H, D) come from
+    sample_multihead_dims(num_heads_default, head_dim_default), which modes do not affect.
+    """
+    n = _helper_dim(num_nodes_default, "num_nodes", mode)
+    heads, head_dim = sample_multihead_dims(num_heads_default, head_dim_default)
+    row_ptr, col_idx = _random_csr(n, avg_degree_default)
+    edge_weight = _randn(col_idx.numel(), heads)
+    node_feat = _randn(n, heads, head_dim)
+    return tuple(_place(t, device) for t in (row_ptr, col_idx, edge_weight, node_feat))
+
+
+def make_csr_scalar_edge_scores(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row pointers and one score per edge, for per-row softmax / top-k: (row_ptr, edge_scores).
+
+    row_ptr int32 (N + 1,) as in make_csr_graph (no column indices); edge_scores float32 (E,).
+    """
+    n = _helper_dim(num_nodes_default, "num_nodes", mode)
+    row_ptr = random_csr_row_ptr(n, avg_degree_default)
+    edge_scores = _randn(int(row_ptr[-1]))
+    return _place(row_ptr, device), _place(edge_scores, device)
+
+
+def make_csr_multihead_edge_scores(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    num_heads_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row pointers and one score per edge and head: (row_ptr, edge_scores).
+
+    row_ptr int32 (N + 1,); edge_scores float32 (E, H), H from
+    sample_multihead_dims(num_heads_default, 32)[0].
+    """
+    n = _helper_dim(num_nodes_default, "num_nodes", mode)
+    heads, _ = sample_multihead_dims(num_heads_default, 32)
+    row_ptr = random_csr_row_ptr(n, avg_degree_default)
+    edge_scores = _randn(int(row_ptr[-1]), heads)
+    return _place(row_ptr, device), _place(edge_scores, device)
+
+
+def make_csr_fused_attention_value_graph(
+    num_nodes_default: int,
+    avg_degree_default: int,
+    feat_dim_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A graph for fused edge-softmax + value aggregation: (row_ptr, col_idx, edge_scores,
+    node_value), with row_ptr/col_idx as in make_csr_graph, edge_scores float32 (E,) and
+    node_value float32 (N, F), F as make_csr_graph's feature width.
+    """
+    n = _helper_dim(num_nodes_default, "num_nodes", mode)
+    row_ptr, col_idx = _random_csr(n, avg_degree_default)
+    edge_scores = _randn(col_idx.numel())
+    fd = _helper_dim(feat_dim_default, "feat_dim", mode, align=8)
+    node_value = _randn(n, fd)
+    return tuple(_place(t, device) for t in (row_ptr, col_idx, edge_scores, node_value))
+
+
+# --------------------------------------------------------------------------------------------
+# Mixture-of-experts routing
+# --------------------------------------------------------------------------------------------
+
+
+def _moe_expert_count(num_experts_default: int, num_tokens: int, mode: str | None) -> int:
+    """num_experts through trial_dim (which samples a popcorn2 mode if none is given), kept in
+    [2, num_tokens] so that routing stays meaningful."""
+    experts = trial_dim(num_experts_default, "num_experts", mode=mode, minimum=2)
+    return max(2, min(experts, num_tokens))
+
+
+def _slots_within_experts(expert_idx: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """Each token's position among the tokens routed to its expert, in token order."""
+    order = torch.sort(expert_idx, stable=True).indices
+    packed_row = torch.empty_like(order)
+    packed_row[order] = torch.arange(order.numel())
+    return (packed_row - offsets[expert_idx.long()]).to(torch.int32)
+
+
+def moe_dispatch_inputs(
+    num_tokens_default: int,
+    hidden_dim_default: int,
+    num_experts_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> list:
+    """Inputs for packing tokens into expert-major order:
+    [token_hidden, expert_idx, slot_idx, expert_offsets].
+
+    token_hidden   float32 (T, H)
+    expert_idx     int32 (T,): each token's expert, uniform in [0, X)
+    slot_idx       int32 (T,): the token's rank among its expert's tokens, in token order
+    expert_offsets int32 (X + 1,): exclusive prefix sum of tokens per expert (0 ... T)
+    so expert_offsets[expert_idx[t]] + slot_idx[t] is a permutation of range(T).
+    T is num_tokens jittered and aligned down to 64, H hidden_dim jittered and aligned to 16
+    (trial_dim with a popcorn2 mode); X is num_experts through trial_dim (minimum 2; under
+    popcorn2 without a mode it samples one), clamped to [2, T].
+    """
+    tokens = _helper_dim(num_tokens_default, "num_tokens", mode, align=64)
+    hidden = _helper_dim(hidden_dim_default, "hidden_dim", mode, align=16)
+    experts = _moe_expert_count(num_experts_default, tokens, mode)
+
+    token_hidden = _randn(tokens, hidden)
+    expert_idx = torch.randint(0, experts, (tokens,), dtype=torch.int32)
+    counts = torch.bincount(expert_idx.long(), minlength=experts)
+    expert_offsets = csr_row_ptr_from_degrees(counts)
+    slot_idx = _slots_within_experts(expert_idx, expert_offsets)
+    return [_place(t, device) for t in (token_hidden, expert_idx, slot_idx, expert_offsets)]
+
+
+def moe_combine_inputs(
+    num_tokens_default: int,
+    hidden_dim_default: int,
+    fanout_default: int,
+    *,
+    mode: str | None = None,
+    device=None,
+) -> list:
+    """Inputs for the weighted combine of expert outputs back into tokens:
+    [expert_hidden, token_idx, gates, num_tokens].
+
+    expert_hidden float32 (T*K, H): one row per expert output
+    token_idx     int32 (T*K,): the token each row adds into, uniform in [0, T) (a token may get
+                  any number of rows, including none)
+    gates         float32 (T*K,): softmax over each consecutive group of K rows, so every group
+                  is positive and sums to 1
+    num_tokens    int T (a Python int, not a tensor)
+    T and H are sized as in moe_dispatch_inputs; K is fanout_default through trial_dim
+    (minimum 1; under popcorn2 without a mode it samples one).
+    """
+    tokens = _helper_dim(num_tokens_default, "num_tokens", mode, align=64)
+    hidden = _helper_dim(hidden_dim_default, "hidden_dim", mode, align=16)
+    fanout = trial_dim(fanout_default, "fanout", mode=mode, minimum=1)
+
+    rows = tokens * fanout
+    expert_hidden = _randn(rows, hidden)
+    token_idx = torch.randint(0, tokens, (rows,), dtype=torch.int32)
+    gates = torch.softmax(_randn(tokens, fanout), dim=-1).reshape(-1)
+    return [_place(expert_hidden, device), _place(token_idx, device), _place(gates, device), tokens]

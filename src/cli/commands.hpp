@@ -14,5 +14,6 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& options);
 // Each returns the function to call when its subcommand was chosen; it returns the exit code.
 std::function<int()> register_eval_command(CLI::App& app);
 std::function<int()> register_suite_command(CLI::App& app);
+std::function<int()> register_problems_command(CLI::App& app);
 
 } // namespace kbench::cli

@@ -21,7 +21,10 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--trials", o.trials, "seeded correctness trials")->capture_default_str();
   command.add_option("--seed", o.seed, "base seed: trial seeds and model weights derive from it")
       ->capture_default_str();
-  command.add_option("--variant", o.variant, "standard (fixed shapes) or popcorn (jittered)")
+  command.add_option("--variant", o.variant, "standard (fixed shapes), popcorn or popcorn2 (jittered)")
+      ->capture_default_str();
+  command.add_option("--precision", o.precision,
+                     "fp32, fp16 or bf16: the model and floating-point inputs are cast")
       ->capture_default_str();
   command.add_option("--atol", o.atol, "absolute tolerance for floating-point outputs "
                                        "(default by dtype: fp32 1e-4, fp16/bf16 1e-2)");

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const auto run_eval = kbench::cli::register_eval_command(app);
   const auto run_suite = kbench::cli::register_suite_command(app);
+  const auto run_problems = kbench::cli::register_problems_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -23,6 +24,9 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("suite")) {
     return run_suite();
+  }
+  if (app.got_subcommand("problems")) {
+    return run_problems();
   }
   std::cerr << app.help();
   return 64;

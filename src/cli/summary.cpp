@@ -42,11 +42,18 @@ std::string format_summary(const EvalResult& r) {
   };
   line("problem", r.problem_path.empty() ? "-" : r.problem_path);
   line("candidate", r.candidate_path.empty() ? "-" : r.candidate_path);
-  line("device", fmt::format("{} ({}), variant {}, {}", r.device.empty() ? "-" : r.device,
-                             r.device_name.empty() ? "-" : r.device_name, r.variant, r.precision));
+  // The backend/precision pair, as run pages show it ("cuda fp32").
+  const std::string backend = r.device.rfind("cuda", 0) == 0 ? "cuda" : r.device;
+  const std::string where =
+      backend == "cuda" ? fmt::format(" on {} ({})", r.device, r.device_name) : std::string();
+  line("device", fmt::format("{} {}{}, variant {}", backend.empty() ? "-" : backend, r.precision,
+                             where, r.variant));
   line("status", status_name(r.status));
   if (!r.message.empty()) {
     line("message", r.message);
+  }
+  for (const auto& warning : r.warnings) {
+    line("warning", warning);
   }
   for (const auto& v : r.static_check) {
     if (v.severity != "reject") {

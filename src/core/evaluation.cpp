@@ -1,5 +1,6 @@
 #include "core/evaluation.hpp"
 
+#include "core/problem_checking.hpp"
 #include "compare/compare_outputs.hpp"
 #include "core/seeding.hpp"
 #include "core/sha256.hpp"
@@ -35,28 +36,6 @@ std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
 }
 
-// The GPU the workers see: --gpu picks among the GPUs this process can see, so an outer
-// CUDA_VISIBLE_DEVICES is respected rather than replaced.
-std::string visible_devices_for(int gpu) {
-  const char* outer = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!outer || !*outer) {
-    return std::to_string(gpu);
-  }
-  std::string list = outer;
-  std::size_t start = 0;
-  for (int i = 0; i <= gpu; ++i) {
-    const std::size_t comma = list.find(',', start);
-    if (i == gpu) {
-      return list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    }
-    if (comma == std::string::npos) {
-      break;
-    }
-    start = comma + 1;
-  }
-  return std::to_string(gpu);
-}
-
 struct CompileOutcome {
   PhaseOutcome phase;
   CompileInfo info;
@@ -72,6 +51,7 @@ public:
     m_result.started_at = utc_now();
     m_result.seed = m_options.seed;
     m_result.variant = m_options.variant;
+    m_result.precision = m_options.precision;
     m_result.trials_requested = m_options.trials;
     m_result.atol_override = m_options.atol;
     m_result.rtol_override = m_options.rtol;
@@ -95,6 +75,7 @@ private:
     if (!load_sources() || !resolve_device()) {
       return;
     }
+    warn_about_checked_problem();
     make_scratch();
     stage("static check");
     auto& compiler = launch("compile", WorkerRole::compile);
@@ -207,32 +188,38 @@ private:
   }
 
   bool resolve_device() {
-    const auto& probe = sched::probe_devices();
-    std::string device = m_options.device;
-    if (device == "auto") {
-      device = probe.gpus.empty() ? "cpu" : "cuda";
-    }
-    if (device == "cpu") {
-      m_result.device = "cpu";
-      m_result.device_name = "cpu";
-      return true;
-    }
-    if (probe.gpus.empty()) {
-      m_result.device = "cuda";
-      fail(Status::unsupported,
-           "--device cuda needs a GPU, and none is usable here: " + probe.unavailable_reason +
-               ". Run with --device cpu, or on a machine with an NVIDIA GPU");
+    m_choice = choose_device(m_options.device, m_options.gpu);
+    m_result.device = m_choice.device;
+    m_result.device_name = m_choice.device_name;
+    if (!m_choice.unsupported.empty()) {
+      fail(Status::unsupported, m_choice.unsupported);
       return false;
     }
-    if (m_options.gpu >= static_cast<int>(probe.gpus.size())) {
-      fail(Status::unsupported, fmt::format("--gpu {} does not exist: this machine shows {} GPU(s)",
-                                            m_options.gpu, probe.gpus.size()));
-      return false;
-    }
-    m_gpu = probe.gpus[static_cast<std::size_t>(m_options.gpu)];
-    m_result.device = "cuda:0";
-    m_result.device_name = m_gpu->name;
     return true;
+  }
+
+  // A problem that failed `kbench problems check` grades unfairly: say so on every evaluation.
+  void warn_about_checked_problem() {
+    const fs::path cache = m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
+    const auto record = recorded_problem_check(cache, m_result.problem_sha256, m_options.variant,
+                                               m_options.precision, m_result.device);
+    if (!record || (record->value("verdict", "") == "pass" && record->value("warnings", 0) == 0)) {
+      return;
+    }
+    std::string first;
+    for (const auto& finding : record->value("findings", nlohmann::json::array())) {
+      if (first.empty() || finding.value("severity", "") == "error") {
+        first = finding.value("check", "") + ": " + finding.value("message", "");
+        if (finding.value("severity", "") == "error") {
+          break;
+        }
+      }
+    }
+    m_result.warnings.push_back(fmt::format(
+        "this problem {} `kbench problems check` under variant {} ({} error(s), {} warning(s)); "
+        "first: {}",
+        record->value("verdict", "") == "fail" ? "failed" : "has warnings from", m_options.variant,
+        record->value("errors", 0), record->value("warnings", 0), first));
   }
 
   void make_scratch() {
@@ -243,22 +230,9 @@ private:
   }
 
   sandbox::WorkerClient& launch(const std::string& phase, WorkerRole role) {
-    WorkerLaunch launch;
-    launch.worker = sched::worker_executable();
-    launch.python = m_options.python;
-    launch.working_directory = m_scratch / phase;
-    launch.output_keep_bytes = m_options.output_keep_bytes;
-    auto& env = launch.environment;
-    env["TMPDIR"] = (m_scratch / "tmp").string();
-    env["KBENCH_DEVICE"] = m_result.device;
-    if (m_gpu) {
-      env["TORCH_CUDA_ARCH_LIST"] = m_gpu->arch_list_entry();
-      // The compile phase builds with the GPU hidden: a candidate's import cannot touch it.
-      env["CUDA_VISIBLE_DEVICES"] =
-          role == WorkerRole::compile ? std::string() : visible_devices_for(m_options.gpu);
-    } else {
-      env["CUDA_VISIBLE_DEVICES"] = "";
-    }
+    const WorkerLaunch launch =
+        worker_launch_for(role, m_choice, m_options.gpu, m_scratch / phase, m_scratch / "tmp",
+                          m_options.python, m_options.output_keep_bytes);
     m_workers.push_back({phase, launch_worker(launch), Clock::now()});
     return *m_workers.back().client;
   }
@@ -300,7 +274,7 @@ private:
     Sha256 key;
     key.update(m_candidate_source);
     key.update(fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
-                           m_gpu ? m_gpu->arch_list_entry() : "none", m_options.python.string()));
+                           m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none", m_options.python.string()));
     const fs::path cache = m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
     return cache / "extensions" / key.hex_digest().substr(0, 32);
   }
@@ -341,6 +315,7 @@ private:
                                       {"problem", m_result.problem_path},
                                       {"device", m_result.device},
                                       {"variant", m_options.variant},
+                                      {"precision", m_options.precision},
                                       {"init_seed", m_options.seed},
                                       {"trials", trials},
                                       {"inputs_dir", (m_scratch / "inputs").string()},
@@ -369,6 +344,7 @@ private:
                      {{"op", "candidate"},
                       {"candidate", m_result.candidate_path},
                       {"device", m_result.device},
+                      {"precision", m_options.precision},
                       {"extensions_dir", m_result.compile.extensions_dir},
                       {"init_seed", m_options.seed},
                       {"trials", trials},
@@ -450,7 +426,7 @@ private:
   const ProgressCallback& m_progress;
   EvalResult m_result;
   std::string m_candidate_source;
-  std::optional<sched::GpuInfo> m_gpu;
+  DeviceChoice m_choice;
   fs::path m_scratch;
   struct LiveWorker {
     std::string phase;

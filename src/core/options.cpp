@@ -5,8 +5,13 @@
 namespace kbench {
 
 const std::vector<std::string>& known_variants() {
-  static const std::vector<std::string> variants = {"standard", "popcorn"};
+  static const std::vector<std::string> variants = {"standard", "popcorn", "popcorn2"};
   return variants;
+}
+
+const std::vector<std::string>& known_precisions() {
+  static const std::vector<std::string> precisions = {"fp32", "fp16", "bf16"};
+  return precisions;
 }
 
 std::vector<std::string> validate(const EvalOptions& o) {
@@ -19,7 +24,15 @@ std::vector<std::string> validate(const EvalOptions& o) {
   }
   const auto& variants = known_variants();
   if (std::find(variants.begin(), variants.end(), o.variant) == variants.end()) {
-    problems.push_back("--variant must be standard or popcorn, not '" + o.variant + "'");
+    std::string names;
+    for (const auto& v : variants) {
+      names += (names.empty() ? "" : ", ") + v;
+    }
+    problems.push_back("--variant must be one of " + names + ", not '" + o.variant + "'");
+  }
+  const auto& precisions = known_precisions();
+  if (std::find(precisions.begin(), precisions.end(), o.precision) == precisions.end()) {
+    problems.push_back("--precision must be fp32, fp16 or bf16, not '" + o.precision + "'");
   }
   if ((o.atol && *o.atol < 0) || (o.rtol && *o.rtol < 0)) {
     problems.push_back("--atol and --rtol must not be negative");

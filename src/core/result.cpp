@@ -189,6 +189,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"atol_override", optional_number(r.atol_override)},
         {"rtol_override", optional_number(r.rtol_override)}}},
       {"environment", {{"python", r.python}, {"torch", r.torch_version}}},
+      {"warnings", r.warnings},
       {"static_check", verdicts},
       {"compile",
        {{"ran", r.compile.ran},

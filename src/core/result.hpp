@@ -98,6 +98,7 @@ struct EvalResult {
   int trials_requested = 0;
   std::optional<double> atol_override, rtol_override;
 
+  std::vector<std::string> warnings; // about the problem or the run, not the candidate
   std::vector<StaticVerdict> static_check;
   CompileInfo compile;
   std::vector<TrialResult> trials;

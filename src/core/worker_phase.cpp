@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "sched/paths.hpp"
+
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -18,6 +21,76 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
   spec.environment = sandbox::to_envp(sandbox::worker_environment(launch.environment));
   spec.working_directory = launch.working_directory;
   return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes);
+}
+
+namespace {
+
+// The GPU the workers see: --gpu picks among the GPUs this process can see, so an outer
+// CUDA_VISIBLE_DEVICES is respected rather than replaced.
+std::string visible_devices_for(int gpu) {
+  const char* outer = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!outer || !*outer) {
+    return std::to_string(gpu);
+  }
+  const std::string list = outer;
+  std::size_t start = 0;
+  for (int i = 0; i < gpu; ++i) {
+    const std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) {
+      return std::to_string(gpu);
+    }
+    start = comma + 1;
+  }
+  const std::size_t comma = list.find(',', start);
+  return list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+}
+
+} // namespace
+
+DeviceChoice choose_device(const std::string& wanted, int gpu_index) {
+  const auto& probe = sched::probe_devices();
+  DeviceChoice choice;
+  const std::string device = wanted == "auto" ? (probe.gpus.empty() ? "cpu" : "cuda") : wanted;
+  if (device == "cpu") {
+    choice.device = choice.device_name = "cpu";
+    return choice;
+  }
+  choice.device = "cuda";
+  if (probe.gpus.empty()) {
+    choice.unsupported = "--device cuda needs a GPU, and none is usable here: " +
+                         probe.unavailable_reason +
+                         ". Run with --device cpu, or on a machine with an NVIDIA GPU";
+  } else if (gpu_index >= static_cast<int>(probe.gpus.size())) {
+    choice.unsupported = fmt::format("--gpu {} does not exist: this machine shows {} GPU(s)",
+                                     gpu_index, probe.gpus.size());
+  } else {
+    choice.gpu = probe.gpus[static_cast<std::size_t>(gpu_index)];
+    choice.device = "cuda:0";
+    choice.device_name = choice.gpu->name;
+  }
+  return choice;
+}
+
+WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int gpu_index,
+                               const std::filesystem::path& working_directory,
+                               const std::filesystem::path& tmp_directory,
+                               const std::filesystem::path& python, std::size_t output_keep_bytes) {
+  WorkerLaunch launch;
+  launch.worker = sched::worker_executable();
+  launch.python = python;
+  launch.working_directory = working_directory;
+  launch.output_keep_bytes = output_keep_bytes;
+  auto& env = launch.environment;
+  env["TMPDIR"] = tmp_directory.string();
+  env["KBENCH_DEVICE"] = choice.device;
+  env["CUDA_VISIBLE_DEVICES"] = "";
+  if (choice.gpu) {
+    env["TORCH_CUDA_ARCH_LIST"] = choice.gpu->arch_list_entry();
+    if (role != WorkerRole::compile) {
+      env["CUDA_VISIBLE_DEVICES"] = visible_devices_for(gpu_index);
+    }
+  }
+  return launch;
 }
 
 std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path) {

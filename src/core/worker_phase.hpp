@@ -5,11 +5,12 @@
 #include "core/result.hpp"
 #include "sandbox/environment.hpp"
 #include "sandbox/worker_client.hpp"
+#include "sched/device_probe.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 
 namespace kbench {
@@ -28,6 +29,23 @@ struct WorkerLaunch {
 };
 
 std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch);
+
+// The device an evaluation runs on, resolved from --device and --gpu.
+struct DeviceChoice {
+  std::string device;      // "cuda:0" (workers see only the chosen GPU) or "cpu"
+  std::string device_name; // "NVIDIA H200", "cpu"
+  std::optional<sched::GpuInfo> gpu;
+  std::string unsupported; // why the request cannot be met here; empty when it can
+};
+DeviceChoice choose_device(const std::string& wanted, int gpu_index);
+
+// The launch of a worker for `role` on `choice`: its working directory, TMPDIR, the device it
+// sees (none for the compile role: a candidate's import cannot touch the GPU) and the arch list
+// its builds target.
+WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int gpu_index,
+                               const std::filesystem::path& working_directory,
+                               const std::filesystem::path& tmp_directory,
+                               const std::filesystem::path& python, std::size_t output_keep_bytes);
 
 struct PhaseOutcome {
   bool ok = false;

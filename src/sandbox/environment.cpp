@@ -1,6 +1,8 @@
 #include "sandbox/environment.hpp"
 
 #include <cstdlib>
+#include <string_view>
+#include <unistd.h>
 
 namespace kbench::sandbox {
 
@@ -19,6 +21,14 @@ EnvironmentMap worker_environment(const EnvironmentMap& overrides) {
   for (const auto& name : inherited_variables()) {
     if (const char* value = std::getenv(name.c_str())) {
       environment[name] = value;
+    }
+  }
+  // PopcornBench's popcorn2 shape knobs (POPCORN2_JITTER_MIN, ...) configure problems, not kbench.
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string_view text(*entry);
+    if (text.starts_with("POPCORN2_")) {
+      const auto eq = text.find('=');
+      environment[std::string(text.substr(0, eq))] = std::string(text.substr(eq + 1));
     }
   }
   if (!environment.contains("PATH")) {

@@ -51,6 +51,7 @@ class CandidateSession:
     def __init__(self, request):
         self.device = runtime.configure_device(request["device"])
         self.path = str(Path(request["candidate"]).resolve())
+        self.dtype = runtime.precision_dtype(request.get("precision", "fp32"))
         os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
         self.module = load_candidate(self.path)
         self.kept = None
@@ -63,7 +64,7 @@ class CandidateSession:
             raise _signature_error("ModelNew.__init__", model_class, init_inputs, exc, self.path)
         runtime.set_seed(init_seed)
         try:
-            return model_class(*init_inputs).to(self.device)
+            return model_class(*init_inputs).to(device=self.device, dtype=self.dtype)
         except BaseException as exc:
             raise runtime_failure(exc, self.path, "constructing ModelNew")
 

@@ -69,14 +69,16 @@ def user_frame(exc, path):
     return found
 
 
-_COMPILER_ERROR = re.compile(r"(^|\s)(fatal )?error[:\s]|: error\b", re.IGNORECASE)
+# nvcc and g++ write "file:line:col: error: ..." or "fatal error: ..."; torch's own wrapper
+# line ("Error building extension ...") is not a compiler error and is skipped.
+_COMPILER_ERROR = re.compile(r"(^|\s)(fatal )?error[:\s]|: error\b")
 
 
 def first_compiler_error(log: str) -> str:
     """The first line of a build log that reports an error (nvcc, g++, ninja), else ''."""
     for line in log.splitlines():
         stripped = line.strip()
-        if not stripped or stripped.startswith("FAILED:") or stripped.startswith("ninja:"):
+        if not stripped or stripped.startswith(("FAILED:", "ninja:", "Error building extension")):
             continue
         if _COMPILER_ERROR.search(stripped):
             return stripped

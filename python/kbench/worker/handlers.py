@@ -8,6 +8,8 @@ A worker holds at most one session: a reference session (process R) or a candida
                                  imports the candidate with the GPU hidden so load_inline builds
   reference {problem, device, variant, init_seed, trials, inputs_dir, outputs_dir}
   candidate {candidate, device, extensions_dir, init_seed, trials, inputs_dir, outputs_dir}
+  problem_check {problem, device, variant, precision, init_seed, trials, outputs_dir}
+                                 the reference-side measurements of `kbench problems check`
   time {warmup, iterations, flush_l2}
                                  times the session's model on its first trial's inputs
 """
@@ -89,6 +91,12 @@ def _candidate(request):
     return _session["value"].run_trials(request)
 
 
+def _problem_check(request):
+    from .problem_check import check
+
+    return check(request)
+
+
 def _time(request):
     from .candidate_phase import runtime_failure
     from .timing import time_calls
@@ -119,6 +127,7 @@ HANDLERS = {
     "reference": _reference,
     "candidate": _candidate,
     "time": _time,
+    "problem_check": _problem_check,
 }
 
 

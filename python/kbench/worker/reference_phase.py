@@ -15,6 +15,7 @@ class ReferenceSession:
         self.device = runtime.configure_device(request["device"])
         self.problem_path = request["problem"]
         self.variant = request.get("variant", "standard")
+        self.dtype = runtime.precision_dtype(request.get("precision", "fp32"))
         self.problem = load_problem(self.problem_path)
         self.kept = None  # (model, inputs) of the first trial, for timing
 
@@ -26,12 +27,11 @@ class ReferenceSession:
         runtime.set_seed(seed)
         init_inputs = _as_list(p.get_init_inputs(), "get_init_inputs()", self.problem_path)
         runtime.set_seed(init_seed)
-        model = p.Model(*init_inputs).to(self.device)
+        model = p.Model(*init_inputs).to(device=self.device, dtype=self.dtype)
         runtime.set_seed(seed)
         inputs = _as_list(p.get_inputs(), "get_inputs()", self.problem_path)
         _check_inputs(inputs, self.problem_path)
-        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        return init_inputs, model, inputs
+        return init_inputs, model, runtime.cast_inputs(inputs, self.device, self.dtype)
 
     def run_trials(self, request):
         inputs_dir = Path(request["inputs_dir"])

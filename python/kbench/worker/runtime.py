@@ -36,6 +36,28 @@ def configure_device(device: str) -> torch.device:
     return dev
 
 
+PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def precision_dtype(name: str) -> torch.dtype:
+    """KernelBench's precision modes: the model and every floating-point input are cast."""
+    if name not in PRECISIONS:
+        from .errors import PhaseError
+
+        raise PhaseError("harness_error", f"unknown precision {name!r}; expected fp32, fp16 or bf16")
+    return PRECISIONS[name]
+
+
+def cast_inputs(values, device, dtype):
+    """Moves tensors to `device`; floating-point ones also take the precision's dtype."""
+    out = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            value = value.to(device=device, dtype=dtype if value.is_floating_point() else None)
+        out.append(value)
+    return out
+
+
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)

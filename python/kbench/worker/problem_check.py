@@ -1,0 +1,115 @@
+"""`kbench problems check`: the reference-side measurements of one problem under one variant.
+
+For every trial: does the reference run on the trial's shapes; run twice on the same inputs (the
+orchestrator compares the two outputs for determinism); are the weights the same when the model
+is built twice under the same seed; how long does a call take and how much device memory does
+it need. The outputs go to files; the judging (near-constant, uniform along an axis, trivial
+answers, seed dependence) is done in C++ by the orchestrator with the same comparator that grades
+candidates.
+"""
+
+import time
+from pathlib import Path
+
+import torch
+
+from . import runtime, tensor_io
+from .errors import format_traceback, one_line
+from .reference_phase import ReferenceSession
+
+
+def _state_equal(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    if sa.keys() != sb.keys():
+        return False
+    return all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def _median_call_us(model, inputs, device, calls=5):
+    samples = []
+    with torch.no_grad():
+        model(*inputs)  # warm-up
+        runtime.synchronize(device)
+        for _ in range(calls):
+            if device.type == "cuda":
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                model(*inputs)
+                end.record()
+                torch.cuda.synchronize(device)
+                samples.append(start.elapsed_time(end) * 1000.0)
+            else:
+                begin = time.perf_counter_ns()
+                model(*inputs)
+                samples.append((time.perf_counter_ns() - begin) / 1000.0)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def _peak_memory_bytes(model, inputs, device):
+    if device.type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    with torch.no_grad():
+        model(*inputs)
+    torch.cuda.synchronize(device)
+    return int(torch.cuda.max_memory_allocated(device))
+
+
+def _save_trivial_answers(outputs, path):
+    """The answers a do-nothing kernel could give: zeros, and the output's mean everywhere."""
+    from safetensors.torch import save_file
+
+    answers = {}
+    for i, out in enumerate(outputs):
+        out = out.detach().to("cpu")
+        answers[f"zeros.{i}"] = torch.zeros_like(out).contiguous()
+        mean = out.double().mean() if out.numel() else torch.tensor(0.0, dtype=torch.float64)
+        answers[f"constant.{i}"] = torch.full_like(out, mean.item() if out.is_floating_point() else round(mean.item())).contiguous()
+    save_file(answers, str(path))
+
+
+def check(request):
+    session = ReferenceSession(request)
+    out_dir = Path(request["outputs_dir"])
+    init_seed = int(request["init_seed"])
+    trials = []
+    for trial in request["trials"]:
+        index, seed = int(trial["index"]), int(trial["seed"])
+        record = {"index": index, "seed": seed, "ran": False}
+        shapes = None
+        try:
+            init_inputs, model, inputs = session._build_trial(seed, init_seed)
+            shapes = tensor_io.describe(inputs)
+            with torch.no_grad():
+                first = tensor_io.flatten_outputs(model(*inputs), "the reference")
+                second = tensor_io.flatten_outputs(model(*inputs), "the reference")
+            runtime.synchronize(session.device)
+            _, twin, _ = session._build_trial(seed, init_seed)
+            record["weights_follow_seed"] = _state_equal(model, twin)
+            if index == 0:
+                record["call_us"] = _median_call_us(model, inputs, session.device)
+                record["peak_memory_bytes"] = _peak_memory_bytes(model, inputs, session.device)
+        except BaseException as exc:  # noqa: BLE001 - a broken reference is what we look for
+            record.update(
+                error=one_line(exc),
+                log=format_traceback(exc),
+                input_shapes=shapes,
+            )
+            trials.append(record)
+            continue
+        tensor_io.save_outputs(first, out_dir / f"trial_{index}.outputs.safetensors")
+        tensor_io.save_outputs(second, out_dir / f"trial_{index}.repeat.safetensors")
+        _save_trivial_answers(first, out_dir / f"trial_{index}.trivial.safetensors")
+        tensor_io.save_outputs(
+            [x for x in inputs if isinstance(x, torch.Tensor)], out_dir / f"trial_{index}.inputs.safetensors"
+        )
+        record.update(ran=True, input_shapes=shapes, outputs=tensor_io.describe(first))
+        trials.append(record)
+    answer = {"ok": True, "trials": trials}
+    if session.device.type == "cuda":
+        props = torch.cuda.get_device_properties(session.device)
+        answer["device_memory_bytes"] = int(props.total_memory)
+        answer["device_name"] = props.name
+    return answer

@@ -1,0 +1,228 @@
+#include "checks/problem_findings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kbench::checks {
+namespace {
+
+using compare::Tensor;
+using compare::TensorFile;
+using compare::Tolerance;
+
+bool within(double a, double b, const Tolerance& t) {
+  if (!std::isfinite(a) || !std::isfinite(b)) {
+    return a == b || (std::isnan(a) && std::isnan(b));
+  }
+  return std::fabs(a - b) <= t.atol + t.rtol * std::fabs(b);
+}
+
+std::optional<TensorFile> read(const std::filesystem::path& path) {
+  if (path.empty() || !std::filesystem::exists(path)) {
+    return std::nullopt;
+  }
+  return compare::read_safetensors(path);
+}
+
+std::string trial_label(const TrialFacts& t) {
+  return fmt::format("trial {} (inputs {})", t.index, t.input_shapes.dump());
+}
+
+// A trivial answer "passes" a problem when it passes on every trial that ran.
+struct TrivialTally {
+  int passed = 0;
+  int tried = 0;
+};
+
+void judge_trivial(const TrialFacts& trial, const TensorFile& outputs, const ProblemFacts& facts,
+                   std::map<std::string, TrivialTally>& tally) {
+  const auto trivial = read(trial.trivial);
+  const auto inputs = read(trial.inputs);
+  for (const auto& [name, reference] : outputs.tensors) {
+    const Tolerance tol = compare::tolerance_for(reference.dtype, facts.tolerance);
+    const std::string index = name.substr(name.find('.') + 1);
+    auto attempt = [&](const std::string& kind, const Tensor& answer) {
+      auto& t = tally[kind + " for " + name];
+      ++t.tried;
+      if (compare::compare_tensors(answer, reference, tol).passed) {
+        ++t.passed;
+      }
+    };
+    if (trivial) {
+      for (const char* kind : {"zeros", "constant"}) {
+        if (const auto it = trivial->tensors.find(std::string(kind) + "." + index);
+            it != trivial->tensors.end()) {
+          attempt(kind, it->second);
+        }
+      }
+    }
+    if (inputs) {
+      for (const auto& [input_name, input] : inputs->tensors) {
+        if (input.dtype == reference.dtype && input.shape == reference.shape) {
+          attempt("input " + input_name + " passed through", input);
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+bool near_constant(const Tensor& tensor, const Tolerance& tolerance) {
+  const std::size_t n = tensor.numel();
+  if (n < 2) {
+    return false;
+  }
+  double lo = tensor.value(0), hi = lo;
+  for (std::size_t i = 1; i < n; ++i) {
+    const double v = tensor.value(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  return within(lo, hi, tolerance) && within(hi, lo, tolerance);
+}
+
+std::vector<int> uniform_axes(const Tensor& tensor, const Tolerance& tolerance) {
+  std::vector<int> axes;
+  const auto& shape = tensor.shape;
+  if (shape.size() < 2 || tensor.numel() == 0) {
+    return axes;
+  }
+  for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+    if (shape[axis] < 2) {
+      continue;
+    }
+    // Element i has coordinate c along `axis`; its twin at coordinate 0 sits c*stride before it.
+    std::size_t stride = 1;
+    for (std::size_t d = axis + 1; d < shape.size(); ++d) {
+      stride *= static_cast<std::size_t>(shape[d]);
+    }
+    const std::size_t extent = static_cast<std::size_t>(shape[axis]);
+    bool uniform = true;
+    for (std::size_t i = 0; i < tensor.numel() && uniform; ++i) {
+      const std::size_t coordinate = (i / stride) % extent;
+      if (coordinate != 0) {
+        uniform = within(tensor.value(i), tensor.value(i - coordinate * stride), tolerance);
+      }
+    }
+    if (uniform) {
+      axes.push_back(static_cast<int>(axis));
+    }
+  }
+  return axes;
+}
+
+std::vector<Finding> judge_problem(const ProblemFacts& facts) {
+  std::vector<Finding> findings;
+  std::vector<const TrialFacts*> ran;
+  for (const auto& trial : facts.trials) {
+    if (!trial.ran) {
+      findings.push_back({"reference-runs", "error",
+                          fmt::format("the reference raised on {}: {}", trial_label(trial),
+                                      trial.error)});
+      continue;
+    }
+    ran.push_back(&trial);
+    if (trial.weights_follow_seed == false) {
+      findings.push_back(
+          {"weights-follow-seed", "error",
+           fmt::format("on trial {}, two models built under the same seed have different "
+                       "weights: a candidate cannot reproduce them",
+                       trial.index)});
+    }
+  }
+  if (ran.empty()) {
+    return findings;
+  }
+
+  std::map<std::string, TrivialTally> trivial;
+  std::optional<TensorFile> first_outputs;
+  int same_as_first = 0;
+  int nondeterministic = 0;
+  std::string first_disagreement;
+  for (const TrialFacts* trial : ran) {
+    const TensorFile outputs = compare::read_safetensors(trial->outputs);
+    const auto repeat = compare::compare_output_files(trial->repeat, trial->outputs, facts.tolerance);
+    if (!repeat.passed && nondeterministic++ == 0) {
+      first_disagreement = fmt::format("trial {}: {}", trial->index, repeat.failure);
+    }
+    judge_trivial(*trial, outputs, facts, trivial);
+    if (!first_outputs) {
+      first_outputs = outputs;
+      for (const auto& [name, tensor] : outputs.tensors) {
+        const Tolerance tol = compare::tolerance_for(tensor.dtype, facts.tolerance);
+        if (near_constant(tensor, tol)) {
+          findings.push_back({"not-near-constant", "warn",
+                              fmt::format("{} of trial {} is near-constant: all {} values lie "
+                                          "within the tolerance of each other",
+                                          name, trial->index, tensor.numel())});
+        } else {
+          for (int axis : uniform_axes(tensor, tol)) {
+            findings.push_back({"not-uniform-along-axis", "warn",
+                                fmt::format("{} of trial {} is uniform along axis {} (every "
+                                            "slice equals the first within tolerance)",
+                                            name, trial->index, axis)});
+          }
+        }
+      }
+    } else {
+      bool same = first_outputs->tensors.size() == outputs.tensors.size();
+      for (const auto& [name, tensor] : outputs.tensors) {
+        const auto it = first_outputs->tensors.find(name);
+        same = same && it != first_outputs->tensors.end() &&
+               compare::compare_tensors(tensor, it->second,
+                                        compare::tolerance_for(tensor.dtype, facts.tolerance))
+                   .passed;
+      }
+      same_as_first += same ? 1 : 0;
+    }
+  }
+  if (nondeterministic > 0) {
+    findings.push_back({"deterministic", "error",
+                        fmt::format("two calls on the same inputs disagree on {} of {} trials "
+                                    "(second call against first); {}",
+                                    nondeterministic, ran.size(), first_disagreement)});
+  }
+  if (ran.size() > 1 && same_as_first == static_cast<int>(ran.size()) - 1) {
+    findings.push_back({"depends-on-inputs", "error",
+                        fmt::format("all {} trials give the same outputs although their seeds "
+                                    "differ: the output does not depend on the inputs",
+                                    ran.size())});
+  }
+  for (const auto& [what, tally] : trivial) {
+    if (tally.passed == tally.tried && tally.tried > 0) {
+      findings.push_back({"trivial-answer", "error",
+                          fmt::format("{} passes the tolerance on every trial: a kernel that "
+                                      "computes nothing would be graded correct",
+                                      what)});
+    } else if (tally.passed > 0) {
+      findings.push_back({"trivial-answer", "warn",
+                          fmt::format("{} passes the tolerance on {} of {} trials", what,
+                                      tally.passed, tally.tried)});
+    }
+  }
+  if (facts.call_us) {
+    if (facts.on_gpu && *facts.call_us < kLaunchBoundUs) {
+      findings.push_back({"not-launch-bound", "warn",
+                          fmt::format("the reference takes {:.1f} µs per call (under {:.0f} µs): "
+                                      "launch overhead, not the kernel, sets its time",
+                                      *facts.call_us, kLaunchBoundUs)});
+    }
+  }
+  if (facts.peak_memory_bytes && facts.device_memory_bytes && *facts.device_memory_bytes > 0) {
+    const double share =
+        static_cast<double>(*facts.peak_memory_bytes) / static_cast<double>(*facts.device_memory_bytes);
+    if (share > 0.5) {
+      findings.push_back({"fits-device-memory", share > 0.9 ? "error" : "warn",
+                          fmt::format("one call needs {:.2f} GB, {:.0f} % of the device's {:.2f} GB",
+                                      *facts.peak_memory_bytes / 1e9, share * 100,
+                                      *facts.device_memory_bytes / 1e9)});
+    }
+  }
+  return findings;
+}
+
+} // namespace kbench::checks

@@ -1,0 +1,50 @@
+#pragma once
+// Judging a problem (not a candidate): does its reference run on every trial's shapes, is it
+// deterministic, do its outputs depend on its inputs, can a do-nothing kernel pass it
+// (KernelBench issue #165), is it launch-bound. Reads the files the reference worker wrote.
+#include "compare/compare_outputs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench::checks {
+
+struct Finding {
+  std::string check;    // "reference-runs", "trivial-zeros", ...
+  std::string severity; // "error": grading this problem is unfair; "warn": suspicious; "info"
+  std::string message;
+};
+
+struct TrialFacts {
+  int index = 0;
+  bool ran = false;
+  std::string error; // when it did not run: the exception, one line
+  nlohmann::json input_shapes;
+  std::optional<bool> weights_follow_seed;
+  std::filesystem::path outputs, repeat, inputs, trivial; // files the worker wrote
+};
+
+struct ProblemFacts {
+  std::vector<TrialFacts> trials;
+  bool on_gpu = false;
+  std::optional<double> call_us;
+  std::optional<long long> peak_memory_bytes;
+  std::optional<long long> device_memory_bytes;
+  compare::ToleranceOverride tolerance;
+};
+
+inline constexpr double kLaunchBoundUs = 20.0;
+
+std::vector<Finding> judge_problem(const ProblemFacts& facts);
+
+// True when every value lies within the tolerance of every other (max - min small).
+bool near_constant(const compare::Tensor& tensor, const compare::Tolerance& tolerance);
+// The axes (of size > 1, in a tensor of two or more dimensions) along which every slice equals
+// the first within the tolerance.
+std::vector<int> uniform_axes(const compare::Tensor& tensor, const compare::Tolerance& tolerance);
+
+} // namespace kbench::checks

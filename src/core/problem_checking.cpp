@@ -1,0 +1,218 @@
+#include "core/problem_checking.hpp"
+
+#include "core/json_io.hpp"
+#include "core/seeding.hpp"
+#include "core/source_files.hpp"
+#include "core/worker_phase.hpp"
+#include "sched/paths.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace kbench {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string device_kind(const std::string& device) {
+  return device.rfind("cuda", 0) == 0 ? "cuda" : device;
+}
+
+fs::path cache_root(const EvalOptions& options) {
+  return options.cache_dir.empty() ? sched::cache_directory() : options.cache_dir;
+}
+
+// Turns the worker's answer into the facts the judge reads.
+checks::ProblemFacts facts_from(const nlohmann::json& answer, const fs::path& dir,
+                                const EvalOptions& options, bool on_gpu) {
+  checks::ProblemFacts facts;
+  facts.on_gpu = on_gpu;
+  facts.tolerance = {options.atol, options.rtol};
+  for (const auto& t : answer.value("trials", nlohmann::json::array())) {
+    checks::TrialFacts trial;
+    trial.index = t.value("index", 0);
+    trial.ran = t.value("ran", false);
+    trial.error = t.value("error", "");
+    trial.input_shapes = t.value("input_shapes", nlohmann::json());
+    if (t.contains("weights_follow_seed") && t["weights_follow_seed"].is_boolean()) {
+      trial.weights_follow_seed = t["weights_follow_seed"].get<bool>();
+    }
+    const std::string stem = fmt::format("trial_{}.", trial.index);
+    trial.outputs = dir / (stem + "outputs.safetensors");
+    trial.repeat = dir / (stem + "repeat.safetensors");
+    trial.inputs = dir / (stem + "inputs.safetensors");
+    trial.trivial = dir / (stem + "trivial.safetensors");
+    if (t.contains("call_us") && t["call_us"].is_number()) {
+      facts.call_us = t["call_us"].get<double>();
+    }
+    if (t.contains("peak_memory_bytes") && t["peak_memory_bytes"].is_number()) {
+      facts.peak_memory_bytes = t["peak_memory_bytes"].get<long long>();
+    }
+    facts.trials.push_back(std::move(trial));
+  }
+  if (answer.contains("device_memory_bytes") && answer["device_memory_bytes"].is_number()) {
+    facts.device_memory_bytes = answer["device_memory_bytes"].get<long long>();
+  }
+  return facts;
+}
+
+} // namespace
+
+int ProblemCheckResult::errors() const {
+  return static_cast<int>(std::count_if(findings.begin(), findings.end(),
+                                        [](const auto& f) { return f.severity == "error"; }));
+}
+
+int ProblemCheckResult::warnings() const {
+  return static_cast<int>(std::count_if(findings.begin(), findings.end(),
+                                        [](const auto& f) { return f.severity == "warn"; }));
+}
+
+ProblemCheckResult check_problem(const EvalOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ProblemCheckResult result;
+  result.variant = options.variant;
+  result.precision = options.precision;
+  result.verdict = "not checked";
+  auto finish = [&]() {
+    result.wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  };
+  std::string error;
+  const auto problem = read_source_file(options.problem, "problem", error);
+  if (!problem) {
+    result.problem_path = options.problem.string();
+    result.message = error;
+    return finish();
+  }
+  result.problem_path = problem->path.string();
+  result.problem_sha256 = problem->sha256;
+  const DeviceChoice choice = choose_device(options.device, options.gpu);
+  result.device = choice.device;
+  result.device_name = choice.device_name;
+  if (!choice.unsupported.empty()) {
+    result.message = choice.unsupported;
+    return finish();
+  }
+
+  const fs::path scratch = sched::make_scratch_directory("kbench-problem");
+  for (const char* sub : {"reference", "outputs", "tmp"}) {
+    fs::create_directories(scratch / sub);
+  }
+  {
+    auto worker = launch_worker(worker_launch_for(WorkerRole::reference, choice, options.gpu,
+                                                  scratch / "reference", scratch / "tmp",
+                                                  options.python, options.output_keep_bytes));
+    nlohmann::json trials = nlohmann::json::array();
+    for (int i = 0; i < options.trials; ++i) {
+      trials.push_back({{"index", i}, {"seed", derive_seed(options.seed, "trial", i)}});
+    }
+    const PhaseOutcome outcome =
+        run_phase(*worker,
+                  {{"op", "problem_check"},
+                   {"problem", result.problem_path},
+                   {"device", choice.device},
+                   {"variant", options.variant},
+                   {"precision", options.precision},
+                   {"init_seed", options.seed},
+                   {"trials", trials},
+                   {"outputs_dir", (scratch / "outputs").string()}},
+                  options.run_timeout, WorkerRole::reference, "checking the problem", "");
+    if (!outcome.ok) {
+      result.message = outcome.message;
+    } else {
+      for (const auto& t : outcome.body.value("trials", nlohmann::json::array())) {
+        result.trials.push_back({{"index", t.value("index", 0)},
+                                 {"seed", t.value("seed", 0u)},
+                                 {"ran", t.value("ran", false)},
+                                 {"input_shapes", t.value("input_shapes", nlohmann::json())},
+                                 {"error", t.value("error", "")}});
+      }
+      const auto facts = facts_from(outcome.body, scratch / "outputs", options, choice.gpu.has_value());
+      result.call_us = facts.call_us;
+      result.peak_memory_bytes = facts.peak_memory_bytes;
+      result.device_memory_bytes = facts.device_memory_bytes;
+      try {
+        result.findings = checks::judge_problem(facts);
+        result.verdict = result.errors() ? "fail" : "pass";
+      } catch (const std::exception& e) {
+        result.message = std::string("the reference's outputs could not be judged: ") + e.what();
+      }
+    }
+    worker->shutdown();
+  }
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  if (result.verdict != "not checked") {
+    try {
+      record_problem_check(cache_root(options), result);
+    } catch (const std::exception&) {
+      // The record only feeds later warnings; the check itself stands without it.
+    }
+  }
+  return finish();
+}
+
+nlohmann::json to_json(const ProblemCheckResult& r) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : r.findings) {
+    findings.push_back({{"check", f.check}, {"severity", f.severity}, {"message", f.message}});
+  }
+  auto optional = [](const auto& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  return {{"schema", kProblemCheckSchema},
+          {"problem", {{"path", r.problem_path}, {"sha256", r.problem_sha256}}},
+          {"variant", r.variant},
+          {"precision", r.precision},
+          {"device", r.device},
+          {"device_name", r.device_name},
+          {"verdict", r.verdict},
+          {"message", r.message},
+          {"errors", r.errors()},
+          {"warnings", r.warnings()},
+          {"findings", findings},
+          {"reference_call_us", optional(r.call_us)},
+          {"peak_memory_bytes", optional(r.peak_memory_bytes)},
+          {"device_memory_bytes", optional(r.device_memory_bytes)},
+          {"trials", r.trials},
+          {"wall_s", r.wall_s}};
+}
+
+fs::path problem_check_record(const fs::path& cache_dir, const std::string& problem_sha256,
+                              const std::string& variant, const std::string& precision,
+                              const std::string& device) {
+  return cache_dir / "problem-checks" /
+         fmt::format("{}-{}-{}-{}.json", problem_sha256.substr(0, 32), variant, precision,
+                     device_kind(device));
+}
+
+void record_problem_check(const fs::path& cache_dir, const ProblemCheckResult& result) {
+  const fs::path path = problem_check_record(cache_dir, result.problem_sha256, result.variant,
+                                             result.precision, result.device);
+  fs::create_directories(path.parent_path());
+  write_json_file(path, to_json(result));
+}
+
+std::optional<nlohmann::json> recorded_problem_check(const fs::path& cache_dir,
+                                                     const std::string& problem_sha256,
+                                                     const std::string& variant,
+                                                     const std::string& precision,
+                                                     const std::string& device) {
+  const fs::path path =
+      problem_check_record(cache_dir, problem_sha256, variant, precision, device);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return std::nullopt;
+  }
+  try {
+    return read_json_file(path);
+  } catch (const std::exception&) {
+    return std::nullopt; // a damaged record is no record
+  }
+}
+
+} // namespace kbench

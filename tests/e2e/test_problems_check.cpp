@@ -1,0 +1,134 @@
+// `kbench problems check` on small problems written for the purpose, each with the defect it
+// must find (issue: problem sets), and the precision modes of `kbench eval`.
+#include "kbench_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using kbench::testing::repo_path;
+using kbench::testing::run_kbench;
+
+namespace {
+
+struct Checked {
+  nlohmann::json reports;
+  int exit_code;
+  std::string table;
+};
+
+Checked check(const std::string& fixture, const std::string& variant = "standard") {
+  const std::string json = ::testing::TempDir() + "kbench_problems_check.json";
+  const auto run = run_kbench({"problems", "check", repo_path("tests/e2e/problems/" + fixture),
+                               "--device", "cpu", "--variant", variant, "--trials", "4", "--json",
+                               json},
+                              false);
+  std::ifstream in(json);
+  nlohmann::json reports = nlohmann::json::array();
+  if (in) {
+    in >> reports;
+  }
+  return {reports, run.exit_code, run.stdout_text};
+}
+
+bool has_finding(const nlohmann::json& report, const std::string& check,
+                 const std::string& severity, const std::string& text = "") {
+  for (const auto& f : report["findings"]) {
+    if (f["check"] == check && f["severity"] == severity &&
+        f["message"].get<std::string>().find(text) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+TEST(ProblemsCheck, JitterUnsafeReferenceIsReportedWithTheShapeAndTheException) {
+  const auto checked = check("jitter_unsafe_broadcast.py", "popcorn");
+  ASSERT_EQ(checked.reports.size(), 1u) << checked.table;
+  const auto& report = checked.reports[0];
+  EXPECT_EQ(report["verdict"], "fail");
+  EXPECT_EQ(checked.exit_code, 1);
+  EXPECT_TRUE(has_finding(report, "reference-runs", "error", "\"shape\":["));
+  EXPECT_TRUE(has_finding(report, "reference-runs", "error", "must match the size"));
+  EXPECT_NE(checked.table.find("reference-runs"), std::string::npos) << checked.table;
+}
+
+TEST(ProblemsCheck, SameProblemPassesUnderTheStandardVariant) {
+  const auto checked = check("jitter_unsafe_broadcast.py", "standard");
+  EXPECT_EQ(checked.reports[0]["verdict"], "pass") << checked.table;
+}
+
+TEST(ProblemsCheck, NearZeroOutputsLetAllZerosPass) {
+  const auto report = check("near_zero_output.py").reports[0];
+  EXPECT_EQ(report["verdict"], "fail");
+  EXPECT_TRUE(has_finding(report, "trivial-answer", "error", "zeros for output.0"));
+  EXPECT_TRUE(has_finding(report, "not-near-constant", "warn"));
+}
+
+TEST(ProblemsCheck, SeedIndependentOutputIsFound) {
+  const auto report = check("seed_independent_output.py").reports[0];
+  EXPECT_EQ(report["verdict"], "fail");
+  EXPECT_TRUE(has_finding(report, "depends-on-inputs", "error"));
+}
+
+TEST(ProblemsCheck, NondeterministicReferenceIsFound) {
+  const auto report = check("nondeterministic_reference.py").reports[0];
+  EXPECT_EQ(report["verdict"], "fail");
+  EXPECT_TRUE(has_finding(report, "deterministic", "error", "4 of 4 trials"));
+}
+
+TEST(ProblemsCheck, OutputUniformAlongAnAxisIsAWarning) {
+  const auto report = check("uniform_rows.py").reports[0];
+  EXPECT_TRUE(has_finding(report, "not-uniform-along-axis", "warn", "axis 0"));
+}
+
+TEST(ProblemsCheck, HealthyProblemPassesWithoutFindings) {
+  for (const char* variant : {"standard", "popcorn", "popcorn2"}) {
+    const auto checked = check("jittered_scale.py", variant);
+    const auto& report = checked.reports[0];
+    EXPECT_EQ(report["verdict"], "pass") << variant << "\n" << checked.table;
+    EXPECT_EQ(report["findings"].size(), 0u) << variant << "\n" << report["findings"].dump();
+    EXPECT_GT(report["reference_call_us"].get<double>(), 0.0);
+    EXPECT_EQ(checked.exit_code, 0);
+  }
+}
+
+TEST(ProblemsCheck, EvalWarnsAboutAProblemThatFailedItsCheck) {
+  check("seed_independent_output.py");
+  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/seed_independent_output.py"),
+                               repo_path("tests/e2e/candidates/seed_independent_output_torch.py"),
+                               "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
+  EXPECT_EQ(run.result["status"], "ok") << run.result.value("message", "");
+  ASSERT_EQ(run.result["warnings"].size(), 1u);
+  EXPECT_NE(run.result["warnings"][0].get<std::string>().find("depends-on-inputs"),
+            std::string::npos);
+  EXPECT_NE(run.stdout_text.find("warning"), std::string::npos);
+}
+
+TEST(EvalPrecision, HalfPrecisionCastsModelAndInputsAndLoosensTheTolerance) {
+  for (const char* precision : {"fp16", "bf16"}) {
+    const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                                 repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
+                                 "--device", "cpu", "--precision", precision, "--trials", "2",
+                                 "--no-timing", "--quiet"});
+    ASSERT_EQ(run.result["status"], "ok") << precision << ": " << run.result.value("message", "");
+    EXPECT_EQ(run.result["config"]["precision"], precision);
+    const auto& trial = run.result["correctness"]["trials"][0];
+    EXPECT_EQ(trial["input_shapes"][0]["dtype"], precision == std::string("fp16") ? "float16"
+                                                                                  : "bfloat16");
+    EXPECT_DOUBLE_EQ(trial["outputs"][0]["atol"].get<double>(), 1e-2);
+    EXPECT_NE(run.stdout_text.find(std::string("cpu ") + precision), std::string::npos)
+        << run.stdout_text;
+  }
+}
+
+TEST(EvalPrecision, UnknownPrecisionIsAUsageError) {
+  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
+                               "--precision", "fp8"},
+                              false);
+  EXPECT_EQ(run.exit_code, 64);
+  EXPECT_NE(run.stderr_text.find("--precision must be fp32, fp16 or bf16"), std::string::npos);
+}
