@@ -1,0 +1,124 @@
+#include "checks/problem_findings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+using namespace kbench;
+using namespace kbench::checks;
+namespace fs = std::filesystem;
+
+namespace {
+
+compare::Tensor f32(std::vector<std::int64_t> shape, const std::vector<float>& values) {
+  compare::Tensor t;
+  t.shape = std::move(shape);
+  t.data.resize(values.size() * sizeof(float));
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+void write(const fs::path& path, const std::map<std::string, compare::Tensor>& tensors) {
+  compare::TensorFile file;
+  file.tensors = tensors;
+  compare::write_safetensors(path, file);
+}
+
+const compare::Tolerance kTol{1e-4, 1e-4};
+
+class JudgeProblem : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("kbench_judge_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  // A trial whose outputs, repeat and trivial answers are given.
+  TrialFacts trial(int index, const compare::Tensor& out, const compare::Tensor& repeat,
+                   const compare::Tensor& input) {
+    TrialFacts t;
+    t.index = index;
+    t.ran = true;
+    t.weights_follow_seed = true;
+    const std::string stem = "trial_" + std::to_string(index) + ".";
+    t.outputs = dir / (stem + "outputs");
+    t.repeat = dir / (stem + "repeat");
+    t.inputs = dir / (stem + "inputs");
+    t.trivial = dir / (stem + "trivial");
+    write(t.outputs, {{"output.0", out}});
+    write(t.repeat, {{"output.0", repeat}});
+    write(t.inputs, {{"input.0", input}});
+    std::vector<float> zeros(out.numel(), 0.0f);
+    write(t.trivial, {{"zeros.0", f32(out.shape, zeros)}});
+    return t;
+  }
+  fs::path dir;
+};
+
+bool has(const std::vector<Finding>& findings, const std::string& check, const std::string& severity) {
+  for (const auto& f : findings) {
+    if (f.check == check && f.severity == severity) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+TEST(ProblemFindings, NearConstantUsesTheTolerance) {
+  EXPECT_TRUE(near_constant(f32({3}, {1.0f, 1.00005f, 0.99995f}), kTol));
+  EXPECT_FALSE(near_constant(f32({3}, {1.0f, 1.1f, 1.0f}), kTol));
+  EXPECT_FALSE(near_constant(f32({1}, {1.0f}), kTol)); // one value says nothing
+}
+
+TEST(ProblemFindings, UniformAxesFindsRepeatedRowsAndColumns) {
+  // Rows all equal: uniform along axis 0, not along axis 1.
+  EXPECT_EQ(uniform_axes(f32({3, 2}, {1, 2, 1, 2, 1, 2}), kTol), std::vector<int>{0});
+  // Columns all equal within each row: uniform along axis 1.
+  EXPECT_EQ(uniform_axes(f32({2, 3}, {1, 1, 1, 5, 5, 5}), kTol), std::vector<int>{1});
+  EXPECT_TRUE(uniform_axes(f32({2, 2}, {1, 2, 3, 4}), kTol).empty());
+  EXPECT_TRUE(uniform_axes(f32({4}, {1, 1, 1, 1}), kTol).empty()); // 1-D: near-constant's job
+}
+
+TEST_F(JudgeProblem, HealthyTrialsHaveNoFindings) {
+  ProblemFacts facts;
+  facts.trials.push_back(trial(0, f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}),
+                               f32({2, 2}, {0.5f, 1, 1.5f, 2})));
+  facts.trials.push_back(trial(1, f32({2, 2}, {4, 3, 2, 1}), f32({2, 2}, {4, 3, 2, 1}),
+                               f32({2, 2}, {2, 1.5f, 1, 0.5f})));
+  EXPECT_TRUE(judge_problem(facts).empty());
+}
+
+TEST_F(JudgeProblem, EachDefectIsNamed) {
+  ProblemFacts facts;
+  // Same output for both seeds, a repeat that differs, zeros pass (tiny outputs), input passes.
+  const auto tiny = f32({2, 2}, {1e-6f, 2e-6f, 3e-6f, 4e-6f});
+  facts.trials.push_back(trial(0, tiny, f32({2, 2}, {1, 1, 1, 1}), tiny));
+  facts.trials.push_back(trial(1, tiny, tiny, tiny));
+  TrialFacts broken;
+  broken.index = 2;
+  broken.error = "RuntimeError: shapes differ";
+  broken.input_shapes = nlohmann::json::array({{{"shape", {17, 44}}}});
+  facts.trials.push_back(broken);
+  facts.on_gpu = true;
+  facts.call_us = 3.0;
+  const auto findings = judge_problem(facts);
+  EXPECT_TRUE(has(findings, "reference-runs", "error"));
+  EXPECT_TRUE(has(findings, "deterministic", "error"));
+  EXPECT_TRUE(has(findings, "depends-on-inputs", "error"));
+  EXPECT_TRUE(has(findings, "trivial-answer", "error"));
+  EXPECT_TRUE(has(findings, "not-launch-bound", "warn"));
+}
+
+TEST_F(JudgeProblem, MemoryNearTheDeviceLimitIsAnError) {
+  ProblemFacts facts;
+  facts.trials.push_back(trial(0, f32({2}, {1, 2}), f32({2}, {1, 2}), f32({2}, {3, 4})));
+  facts.peak_memory_bytes = 95;
+  facts.device_memory_bytes = 100;
+  EXPECT_TRUE(has(judge_problem(facts), "fits-device-memory", "error"));
+  facts.peak_memory_bytes = 60;
+  EXPECT_TRUE(has(judge_problem(facts), "fits-device-memory", "warn"));
+}
