@@ -120,9 +120,9 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   std::vector<const TrialFacts*> ran;
   for (const auto& trial : facts.trials) {
     if (!trial.ran) {
-      findings.push_back({"reference-runs", "error",
-                          fmt::format("the reference raised on {}: {}", trial_label(trial),
-                                      trial.error)});
+      findings.push_back(
+          {"reference-runs", "error",
+           fmt::format("the reference raised on {}: {}", trial_label(trial), trial.error)});
       continue;
     }
     ran.push_back(&trial);
@@ -145,7 +145,8 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   std::string first_disagreement;
   for (const TrialFacts* trial : ran) {
     const TensorFile outputs = compare::read_safetensors(trial->outputs);
-    const auto repeat = compare::compare_output_files(trial->repeat, trial->outputs, facts.tolerance);
+    const auto repeat =
+        compare::compare_output_files(trial->repeat, trial->outputs, facts.tolerance);
     if (!repeat.passed && nondeterministic++ == 0) {
       first_disagreement = fmt::format("trial {}: {}", trial->index, repeat.failure);
     }
@@ -213,13 +214,14 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
     }
   }
   if (facts.peak_memory_bytes && facts.device_memory_bytes && *facts.device_memory_bytes > 0) {
-    const double share =
-        static_cast<double>(*facts.peak_memory_bytes) / static_cast<double>(*facts.device_memory_bytes);
+    const double share = static_cast<double>(*facts.peak_memory_bytes) /
+                         static_cast<double>(*facts.device_memory_bytes);
     if (share > 0.5) {
-      findings.push_back({"fits-device-memory", share > 0.9 ? "error" : "warn",
-                          fmt::format("one call needs {:.2f} GB, {:.0f} % of the device's {:.2f} GB",
-                                      *facts.peak_memory_bytes / 1e9, share * 100,
-                                      *facts.device_memory_bytes / 1e9)});
+      findings.push_back(
+          {"fits-device-memory", share > 0.9 ? "error" : "warn",
+           fmt::format("one call needs {:.2f} GB, {:.0f} % of the device's {:.2f} GB",
+                       *facts.peak_memory_bytes / 1e9, share * 100,
+                       *facts.device_memory_bytes / 1e9)});
     }
   }
   return findings;

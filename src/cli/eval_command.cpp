@@ -4,12 +4,11 @@
 #include "core/evaluation.hpp"
 #include "core/json_io.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
+#include <unistd.h>
 
 namespace kbench::cli {
 
@@ -21,13 +20,16 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--trials", o.trials, "seeded correctness trials")->capture_default_str();
   command.add_option("--seed", o.seed, "base seed: trial seeds and model weights derive from it")
       ->capture_default_str();
-  command.add_option("--variant", o.variant, "standard (fixed shapes), popcorn or popcorn2 (jittered)")
+  command
+      .add_option("--variant", o.variant, "standard (fixed shapes), popcorn or popcorn2 (jittered)")
       ->capture_default_str();
-  command.add_option("--precision", o.precision,
-                     "fp32, fp16 or bf16: the model and floating-point inputs are cast")
+  command
+      .add_option("--precision", o.precision,
+                  "fp32, fp16 or bf16: the model and floating-point inputs are cast")
       ->capture_default_str();
-  command.add_option("--atol", o.atol, "absolute tolerance for floating-point outputs "
-                                       "(default by dtype: fp32 1e-4, fp16/bf16 1e-2)");
+  command.add_option("--atol", o.atol,
+                     "absolute tolerance for floating-point outputs "
+                     "(default by dtype: fp32 1e-4, fp16/bf16 1e-2)");
   command.add_option("--rtol", o.rtol, "relative tolerance for floating-point outputs");
   command.add_option_function<int>(
       "--compile-timeout", [&o](int s) { o.compile_timeout = std::chrono::seconds(s); },
@@ -38,8 +40,8 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--iterations", o.timing_iterations, "timed calls per side")
       ->capture_default_str();
   command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
-  command.add_flag_function("--no-timing", [&o](std::int64_t) { o.measure_time = false; },
-                   "check correctness only");
+  command.add_flag_function(
+      "--no-timing", [&o](std::int64_t) { o.measure_time = false; }, "check correctness only");
   command.add_option("--python", o.python,
                      "the Python interpreter of the environment with torch (default: the one "
                      "kbench was built against, or KBENCH_PYTHON)");

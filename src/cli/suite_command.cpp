@@ -17,11 +17,11 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <set>
-#include <thread>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
+#include <thread>
 
 namespace kbench::cli {
 namespace fs = std::filesystem;
@@ -43,7 +43,8 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
   for (const auto& item : document["entries"]) {
     auto field = [&](const char* name, const char* fallback) -> std::string {
       if (!item.is_object()) {
-        throw std::runtime_error(fmt::format("{}: entries[{}] is not an object", path.string(), index));
+        throw std::runtime_error(
+            fmt::format("{}: entries[{}] is not an object", path.string(), index));
       }
       if (!item.contains(name)) {
         if (fallback) {
@@ -59,8 +60,8 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
       return item[name].get<std::string>();
     };
     ManifestEntry entry{field("problem", nullptr), field("candidate", nullptr),
-                        field("device", "any"), field("expect", ""), field("variant", ""),
-                        std::nullopt};
+                        field("device", "any"),    field("expect", ""),
+                        field("variant", ""),      std::nullopt};
     if (item.contains("run_timeout_s")) {
       if (!item["run_timeout_s"].is_number_integer() || item["run_timeout_s"].get<int>() <= 0) {
         throw std::runtime_error(fmt::format(
@@ -69,9 +70,9 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
       entry.run_timeout_s = item["run_timeout_s"].get<int>();
     }
     if (entry.device != "cpu" && entry.device != "cuda" && entry.device != "any") {
-      throw std::runtime_error(fmt::format(
-          "{}: entries[{}].device must be cpu, cuda or any, not '{}'", path.string(), index,
-          entry.device));
+      throw std::runtime_error(
+          fmt::format("{}: entries[{}].device must be cpu, cuda or any, not '{}'", path.string(),
+                      index, entry.device));
     }
     if (!entry.expect.empty() && !status_from_name(entry.expect)) {
       throw std::runtime_error(fmt::format("{}: entries[{}].expect: unknown status '{}'",
@@ -115,7 +116,8 @@ void prebuild(const std::vector<EvalOptions>& runs, int jobs) {
 } // namespace
 
 std::function<int()> register_suite_command(CLI::App& app) {
-  auto* command = app.add_subcommand("suite", "evaluate every pair a manifest lists; print a table");
+  auto* command =
+      app.add_subcommand("suite", "evaluate every pair a manifest lists; print a table");
   auto options = std::make_shared<EvalOptions>();
   auto manifest = std::make_shared<std::string>();
   auto jsonl = std::make_shared<std::string>();
@@ -192,8 +194,8 @@ std::function<int()> register_suite_command(CLI::App& app) {
       std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", i + 1, rows.size(),
                                row.problem, row.candidate, row.device);
       row.result = evaluate(runs[next_run++]);
-      std::cerr << fmt::format("kbench suite:   -> {} ({:.1f} s){}\n", status_name(row.result->status),
-                               row.result->wall_s,
+      std::cerr << fmt::format("kbench suite:   -> {} ({:.1f} s){}\n",
+                               status_name(row.result->status), row.result->wall_s,
                                row.met_expectation() ? "" : ", expected " + row.expect);
       if (lines.is_open()) {
         lines << to_json(*row.result).dump() << std::endl; // flushed: a killed suite keeps its rows

@@ -35,10 +35,11 @@ std::size_t width(const std::string& text) {
 std::string format_suite_table(const std::vector<SuiteRow>& rows) {
   using Row = std::array<std::string, 9>;
   std::vector<Row> table;
-  table.push_back({"problem", "candidate", "device", "status", "trials", "max abs err",
-                   "candidate", "reference", "speedup"});
+  table.push_back({"problem", "candidate", "device", "status", "trials", "max abs err", "candidate",
+                   "reference", "speedup"});
   for (const auto& row : rows) {
-    Row cells{short_name(row.problem), short_name(row.candidate), row.device, "", "", "", "", "", ""};
+    Row cells{
+        short_name(row.problem), short_name(row.candidate), row.device, "", "", "", "", "", ""};
     if (!row.result) {
       cells[3] = "skipped";
       cells[4] = row.skipped_reason;

@@ -9,7 +9,7 @@
 namespace kbench::cli {
 
 struct SuiteRow {
-  std::string problem;   // as written in the manifest
+  std::string problem; // as written in the manifest
   std::string candidate;
   std::string device;
   std::optional<EvalResult> result; // empty when the entry was skipped

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 
 namespace kbench::cli {
 
@@ -89,7 +89,8 @@ std::string format_summary(const EvalResult& r) {
     line("ref time", timing_line(*r.timing.reference));
   }
   if (r.timing.speedup) {
-    line("speedup", fmt::format("{:.2f}x (reference median / candidate median)", *r.timing.speedup));
+    line("speedup",
+         fmt::format("{:.2f}x (reference median / candidate median)", *r.timing.speedup));
   } else if (!r.timing.skipped_reason.empty()) {
     line("timing", "not measured: " + r.timing.skipped_reason);
   }

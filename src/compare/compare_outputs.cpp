@@ -52,8 +52,8 @@ OutputsComparison compare_output_files(const std::filesystem::path& candidate_pa
     if (found == candidate.tensors.end()) {
       comparison.failure = "missing from the candidate's outputs";
     } else {
-      comparison = compare_tensors(found->second, expected,
-                                   tolerance_for(expected.dtype, override_));
+      comparison =
+          compare_tensors(found->second, expected, tolerance_for(expected.dtype, override_));
     }
     if (!comparison.passed && result.passed) {
       result.passed = false;

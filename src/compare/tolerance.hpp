@@ -25,7 +25,7 @@ struct Mismatch {
 
 struct TensorComparison {
   bool passed = false;
-  std::string failure;  // empty when passed; else e.g. "shape [4, 8] != reference shape [4, 9]"
+  std::string failure; // empty when passed; else e.g. "shape [4, 8] != reference shape [4, 9]"
   Tolerance tolerance;
   std::size_t numel = 0;
   std::size_t mismatches = 0;

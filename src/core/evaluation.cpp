@@ -1,7 +1,7 @@
 #include "core/evaluation.hpp"
 
-#include "core/problem_checking.hpp"
 #include "compare/compare_outputs.hpp"
+#include "core/problem_checking.hpp"
 #include "core/seeding.hpp"
 #include "core/sha256.hpp"
 #include "core/source_files.hpp"
@@ -13,14 +13,14 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <future>
-#include <optional>
-#include <vector>
-#include <string>
 #include <memory>
-#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace kbench {
 namespace fs = std::filesystem;
@@ -118,7 +118,8 @@ private:
       return;
     }
     if (!candidate_started.ok) {
-      fail(Status::harness_error, "the candidate worker did not start: " + candidate_started.message,
+      fail(Status::harness_error,
+           "the candidate worker did not start: " + candidate_started.message,
            candidate_started.log);
       return;
     }
@@ -151,7 +152,8 @@ private:
   // Every worker's output goes into the result, in the order the workers started.
   void record_phases() {
     for (auto& worker : m_workers) {
-      m_result.phases.push_back(record_of(worker.phase, *worker.client, seconds_since(worker.start)));
+      m_result.phases.push_back(
+          record_of(worker.phase, *worker.client, seconds_since(worker.start)));
     }
   }
 
@@ -200,7 +202,8 @@ private:
 
   // A problem that failed `kbench problems check` grades unfairly: say so on every evaluation.
   void warn_about_checked_problem() {
-    const fs::path cache = m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
+    const fs::path cache =
+        m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
     const auto record = recorded_problem_check(cache, m_result.problem_sha256, m_options.variant,
                                                m_options.precision, m_result.device);
     if (!record || (record->value("verdict", "") == "pass" && record->value("warnings", 0) == 0)) {
@@ -243,13 +246,14 @@ private:
                   std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
                   m_result.candidate_path);
     if (!outcome.ok) {
-      fail(Status::harness_error, "the static check could not run: " + outcome.message, outcome.log);
+      fail(Status::harness_error, "the static check could not run: " + outcome.message,
+           outcome.log);
       return false;
     }
     std::string rejections;
     for (const auto& v : outcome.body.value("verdicts", nlohmann::json::array())) {
-      StaticVerdict verdict{v.value("rule", ""), v.value("severity", "warn"), v.value("message", ""),
-                            std::nullopt};
+      StaticVerdict verdict{v.value("rule", ""), v.value("severity", "warn"),
+                            v.value("message", ""), std::nullopt};
       if (v.contains("line") && v["line"].is_number_integer()) {
         verdict.line = v["line"].get<int>();
       }
@@ -274,8 +278,10 @@ private:
     Sha256 key;
     key.update(m_candidate_source);
     key.update(fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
-                           m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none", m_options.python.string()));
-    const fs::path cache = m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
+                           m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none",
+                           m_options.python.string()));
+    const fs::path cache =
+        m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
     return cache / "extensions" / key.hex_digest().substr(0, 32);
   }
 
@@ -359,8 +365,8 @@ private:
     std::string first_failure;
     for (auto& trial : m_result.trials) {
       const auto name = fmt::format("trial_{}.outputs.safetensors", trial.index);
-      const auto comparison = compare::compare_output_files(m_scratch / "candidate" / name,
-                                                            m_scratch / "reference" / name, override_);
+      const auto comparison = compare::compare_output_files(
+          m_scratch / "candidate" / name, m_scratch / "reference" / name, override_);
       trial.passed = comparison.passed;
       trial.failure = comparison.failure;
       for (const auto& [output_name, result] : comparison.outputs) {
@@ -373,9 +379,8 @@ private:
     if (first_failure.empty()) {
       return true;
     }
-    fail(Status::incorrect,
-         fmt::format("{} of {} trials passed; {}", m_result.trials_passed(), m_result.trials.size(),
-                     first_failure));
+    fail(Status::incorrect, fmt::format("{} of {} trials passed; {}", m_result.trials_passed(),
+                                        m_result.trials.size(), first_failure));
     m_result.timing.skipped_reason = "only correct candidates are timed";
     return false;
   }
@@ -386,8 +391,8 @@ private:
                                     {"iterations", m_options.timing_iterations},
                                     {"flush_l2", true}};
     const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
-    const PhaseOutcome outcome = run_phase(worker, request, m_options.run_timeout, role, doing,
-                                           m_result.candidate_path);
+    const PhaseOutcome outcome =
+        run_phase(worker, request, m_options.run_timeout, role, doing, m_result.candidate_path);
     if (!outcome.ok) {
       fail(outcome.status, outcome.message, outcome.log);
       return std::nullopt;

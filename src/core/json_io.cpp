@@ -1,9 +1,9 @@
 #include "core/json_io.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <algorithm>
 
 namespace kbench {
 

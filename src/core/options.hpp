@@ -18,7 +18,7 @@ struct EvalOptions {
   int trials = 5;
   std::uint64_t seed = 42;
   std::string variant = "standard";
-  std::string precision = "fp32"; // fp32, fp16 or bf16: the model and floating inputs are cast
+  std::string precision = "fp32";   // fp32, fp16 or bf16: the model and floating inputs are cast
   std::optional<double> atol, rtol; // override the per-dtype defaults for floating outputs
   std::chrono::seconds compile_timeout{600};
   std::chrono::seconds run_timeout{300};

@@ -77,8 +77,7 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
   result.precision = options.precision;
   result.verdict = "not checked";
   auto finish = [&]() {
-    result.wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   };
   std::string error;
@@ -131,7 +130,8 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
                                  {"input_shapes", t.value("input_shapes", nlohmann::json())},
                                  {"error", t.value("error", "")}});
       }
-      const auto facts = facts_from(outcome.body, scratch / "outputs", options, choice.gpu.has_value());
+      const auto facts =
+          facts_from(outcome.body, scratch / "outputs", options, choice.gpu.has_value());
       result.call_us = facts.call_us;
       result.peak_memory_bytes = facts.peak_memory_bytes;
       result.device_memory_bytes = facts.device_memory_bytes;
@@ -202,8 +202,7 @@ std::optional<nlohmann::json> recorded_problem_check(const fs::path& cache_dir,
                                                      const std::string& variant,
                                                      const std::string& precision,
                                                      const std::string& device) {
-  const fs::path path =
-      problem_check_record(cache_dir, problem_sha256, variant, precision, device);
+  const fs::path path = problem_check_record(cache_dir, problem_sha256, variant, precision, device);
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     return std::nullopt;

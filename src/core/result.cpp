@@ -47,8 +47,9 @@ nlohmann::json comparison_json(const OutputComparison& output) {
   const auto& c = output.comparison;
   nlohmann::json mismatches = nlohmann::json::array();
   for (const auto& m : c.first_mismatches) {
-    mismatches.push_back(
-        {{"index", m.index}, {"candidate", number(m.candidate)}, {"reference", number(m.reference)}});
+    mismatches.push_back({{"index", m.index},
+                          {"candidate", number(m.candidate)},
+                          {"reference", number(m.reference)}});
   }
   return {{"name", output.name},
           {"passed", c.passed},

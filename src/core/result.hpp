@@ -79,7 +79,7 @@ struct TimingInfo {
 struct PhaseRecord {
   std::string phase; // "compile", "reference", "candidate", ...
   double wall_s = 0;
-  std::string exit;   // "running", "exited with code 0", "killed by SIGSEGV (...)"
+  std::string exit; // "running", "exited with code 0", "killed by SIGSEGV (...)"
   std::string stdout_text;
   std::string stderr_text;
 };
@@ -90,8 +90,8 @@ struct EvalResult {
   std::string log;     // the long form behind the message (traceback, compiler output)
 
   std::string problem_path, problem_sha256, candidate_path, candidate_sha256;
-  std::string device;         // "cuda:0", "cpu"
-  std::string device_name;    // "NVIDIA H200", "cpu"
+  std::string device;      // "cuda:0", "cpu"
+  std::string device_name; // "NVIDIA H200", "cpu"
   std::string variant;
   std::string precision = "fp32";
   std::uint64_t seed = 0;

@@ -29,7 +29,8 @@ private:
   std::uint64_t m_state;
 };
 
-// The bounds of jitter_int(n, rel): [floor(n*(1-rel)), floor(n*(1+rel))], both at least `floor_min`.
+// The bounds of jitter_int(n, rel): [floor(n*(1-rel)), floor(n*(1+rel))], both at least
+// `floor_min`.
 struct JitterBounds {
   std::int64_t lo;
   std::int64_t hi;

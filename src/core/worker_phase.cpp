@@ -1,8 +1,8 @@
 #include "core/worker_phase.hpp"
 
-#include <fmt/format.h>
-
 #include "sched/paths.hpp"
+
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <regex>
@@ -57,9 +57,9 @@ DeviceChoice choose_device(const std::string& wanted, int gpu_index) {
   }
   choice.device = "cuda";
   if (probe.gpus.empty()) {
-    choice.unsupported = "--device cuda needs a GPU, and none is usable here: " +
-                         probe.unavailable_reason +
-                         ". Run with --device cpu, or on a machine with an NVIDIA GPU";
+    choice.unsupported =
+        "--device cuda needs a GPU, and none is usable here: " + probe.unavailable_reason +
+        ". Run with --device cpu, or on a machine with an NVIDIA GPU";
   } else if (gpu_index >= static_cast<int>(probe.gpus.size())) {
     choice.unsupported = fmt::format("--gpu {} does not exist: this machine shows {} GPU(s)",
                                      gpu_index, probe.gpus.size());
@@ -182,8 +182,8 @@ PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& requ
                              ? status_from_name(reply.body["status"].get<std::string>())
                              : std::nullopt;
     outcome.status = claimed && allowed_for(role, *claimed) ? *claimed
-                     : reference                           ? Status::harness_error
-                                                           : Status::runtime_error;
+                     : reference                            ? Status::harness_error
+                                                            : Status::runtime_error;
     const auto text = [&](const char* key) {
       return reply.body.contains(key) && reply.body[key].is_string()
                  ? reply.body[key].get<std::string>()
@@ -218,8 +218,8 @@ PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& requ
   }
   case Kind::protocol_error:
     outcome.status = reference ? Status::harness_error : Status::runtime_error;
-    outcome.message = fmt::format("{} broke the worker protocol while {}: {}", who(role), doing,
-                                  reply.detail);
+    outcome.message =
+        fmt::format("{} broke the worker protocol while {}: {}", who(role), doing, reply.detail);
     break;
   }
   outcome.log = worker.stderr_capture().tail(16 * 1024);

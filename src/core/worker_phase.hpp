@@ -52,7 +52,7 @@ struct PhaseOutcome {
   Status status = Status::harness_error;
   std::string message;
   std::string log;
-  nlohmann::json body; // the answer, when the worker answered
+  nlohmann::json body;        // the answer, when the worker answered
   bool worker_usable = false; // false after a crash, a timeout or a fatal CUDA error
 };
 

@@ -8,10 +8,22 @@ namespace kbench::sandbox {
 
 const std::vector<std::string>& inherited_variables() {
   static const std::vector<std::string> names = {
-      "PATH",          "HOME",          "USER",           "LOGNAME",
-      "LANG",          "LC_ALL",        "LC_CTYPE",       "TERM",
-      "CUDA_HOME",     "CUDA_PATH",     "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
-      "NVIDIA_VISIBLE_DEVICES", "CC", "CXX",            "MAX_JOBS",
+      "PATH",
+      "HOME",
+      "USER",
+      "LOGNAME",
+      "LANG",
+      "LC_ALL",
+      "LC_CTYPE",
+      "TERM",
+      "CUDA_HOME",
+      "CUDA_PATH",
+      "LD_LIBRARY_PATH",
+      "CUDA_VISIBLE_DEVICES",
+      "NVIDIA_VISIBLE_DEVICES",
+      "CC",
+      "CXX",
+      "MAX_JOBS",
   };
   return names;
 }

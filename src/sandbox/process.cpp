@@ -2,6 +2,7 @@
 
 #include "sandbox/signals.hpp"
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -10,8 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <array>
 #include <utility>
 
 namespace kbench::sandbox {
@@ -172,7 +171,9 @@ Process Process::spawn(const SpawnSpec& spec) {
   return process;
 }
 
-Process::Process(Process&& other) noexcept { *this = std::move(other); }
+Process::Process(Process&& other) noexcept {
+  *this = std::move(other);
+}
 
 Process& Process::operator=(Process&& other) noexcept {
   if (this != &other) {
@@ -187,7 +188,9 @@ Process& Process::operator=(Process&& other) noexcept {
   return *this;
 }
 
-Process::~Process() { release(); }
+Process::~Process() {
+  release();
+}
 
 void Process::release() noexcept {
   if (m_pid > 0 && !m_status) {
@@ -204,10 +207,18 @@ void Process::release() noexcept {
   m_pid = -1;
 }
 
-void Process::close_request_fd() { close_fd(m_stdin); }
-void Process::close_response_fd() { close_fd(m_response); }
-void Process::close_stdout_fd() { close_fd(m_stdout); }
-void Process::close_stderr_fd() { close_fd(m_stderr); }
+void Process::close_request_fd() {
+  close_fd(m_stdin);
+}
+void Process::close_response_fd() {
+  close_fd(m_response);
+}
+void Process::close_stdout_fd() {
+  close_fd(m_stdout);
+}
+void Process::close_stderr_fd() {
+  close_fd(m_stderr);
+}
 
 void Process::kill_group() {
   if (m_pid > 0) {

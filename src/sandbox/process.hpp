@@ -2,13 +2,12 @@
 // Spawning a worker: its own process group, a clean environment, resource limits, no core
 // dumps, pipes for stdin/stdout/stderr and a private response channel on fd 3, and a kill of
 // the whole group when its time is up (DESIGN section 3).
-#include <sys/resource.h>
-#include <sys/types.h>
-
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
+#include <sys/types.h>
 #include <vector>
 
 namespace kbench::sandbox {
@@ -29,8 +28,8 @@ struct SpawnSpec {
 
 struct ExitStatus {
   bool signaled = false;
-  int code = 0;   // exit code when !signaled
-  int signal = 0; // signal number when signaled
+  int code = 0;                 // exit code when !signaled
+  int signal = 0;               // signal number when signaled
   std::string describe() const; // "exited with code 3", "killed by SIGSEGV (segmentation ...)"
 };
 
@@ -52,7 +51,7 @@ public:
   ~Process(); // kills the group if it is still running
 
   pid_t pid() const { return m_pid; }
-  int request_fd() const { return m_stdin; }   // write end of the child's stdin
+  int request_fd() const { return m_stdin; } // write end of the child's stdin
   int response_fd() const { return m_response; }
   int stdout_fd() const { return m_stdout; }
   int stderr_fd() const { return m_stderr; }

@@ -1,12 +1,11 @@
 #include "sandbox/worker_client.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <poll.h>
-#include <unistd.h>
-
-#include <array>
 #include <thread>
-#include <algorithm>
+#include <unistd.h>
 
 namespace kbench::sandbox {
 namespace {
@@ -38,7 +37,9 @@ WorkerClient::~WorkerClient() {
   m_process.wait();
 }
 
-bool WorkerClient::alive() { return !m_process.try_wait().has_value(); }
+bool WorkerClient::alive() {
+  return !m_process.try_wait().has_value();
+}
 
 WorkerReply WorkerClient::request(const nlohmann::json& request,
                                   std::chrono::milliseconds deadline) {
@@ -91,8 +92,8 @@ WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point dead
     std::array<pollfd, 3> fds{pollfd{m_process.response_fd(), POLLIN, 0},
                               pollfd{m_process.stdout_fd(), POLLIN, 0},
                               pollfd{m_process.stderr_fd(), POLLIN, 0}};
-    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(
-                                                         wait_ms + 1, 1000)));
+    const int ready =
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(wait_ms + 1, 1000)));
     if (ready < 0 && errno != EINTR) {
       m_process.kill_group();
       WorkerReply reply;

@@ -1,9 +1,9 @@
 #include "sched/device_probe.hpp"
 
-#include <dlfcn.h>
-
 #include <fmt/format.h>
+
 #include <cstddef>
+#include <dlfcn.h>
 
 namespace kbench::sched {
 namespace {
@@ -103,7 +103,9 @@ DeviceProbe run_probe() {
 
 } // namespace
 
-std::string GpuInfo::arch_list_entry() const { return fmt::format("{}.{}", cc_major, cc_minor); }
+std::string GpuInfo::arch_list_entry() const {
+  return fmt::format("{}.{}", cc_major, cc_minor);
+}
 
 const DeviceProbe& probe_devices() {
   static const DeviceProbe probe = run_probe();

@@ -23,7 +23,7 @@ struct GpuInfo {
 
 struct DeviceProbe {
   std::vector<GpuInfo> gpus;
-  std::string driver_version; // "13.0" (the driver API version), empty without a driver
+  std::string driver_version;     // "13.0" (the driver API version), empty without a driver
   std::string unavailable_reason; // why no GPU is usable, when gpus is empty
 };
 

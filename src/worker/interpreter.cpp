@@ -42,8 +42,8 @@ void start_interpreter(const InterpreterSettings& settings) {
     throw std::runtime_error("the Python interpreter " + settings.python.string() +
                              " does not exist; pass --python or set KBENCH_PYTHON");
   }
-  const std::string linked = std::to_string(PY_MAJOR_VERSION) + "." +
-                             std::to_string(PY_MINOR_VERSION);
+  const std::string linked =
+      std::to_string(PY_MAJOR_VERSION) + "." + std::to_string(PY_MINOR_VERSION);
   const std::string wanted = python_version_of(settings.python);
   if (!wanted.empty() && wanted != linked) {
     throw std::runtime_error("kbench-worker embeds Python " + linked + " but " +

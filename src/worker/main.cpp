@@ -8,17 +8,16 @@
 #include "worker/protocol_loop.hpp"
 
 #include <Python.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <pybind11/embed.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 

@@ -3,4 +3,6 @@
 
 #include <pybind11/embed.h>
 
-PYBIND11_EMBEDDED_MODULE(kbench_native, module) { kbench::worker::bind_native_module(module); }
+PYBIND11_EMBEDDED_MODULE(kbench_native, module) {
+  kbench::worker::bind_native_module(module);
+}

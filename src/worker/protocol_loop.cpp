@@ -1,12 +1,11 @@
 #include "worker/protocol_loop.hpp"
 
-#include <cerrno>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <pybind11/embed.h>
 
+#include <cerrno>
 #include <string>
+#include <unistd.h>
 
 namespace py = pybind11;
 

@@ -2,13 +2,12 @@
 
 #include "sched/device_probe.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kbench::testing {
 namespace fs = std::filesystem;
@@ -36,12 +35,14 @@ std::string repo_path(const std::string& relative) {
   return (fs::path(KBENCH_SOURCE_DIR) / relative).string();
 }
 
-bool have_gpu() { return !sched::probe_devices().gpus.empty(); }
+bool have_gpu() {
+  return !sched::probe_devices().gpus.empty();
+}
 
 KbenchRun run_kbench(const std::vector<std::string>& args, bool with_json) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("kbench_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const fs::path dir = fs::temp_directory_path() / ("kbench_e2e_" + std::to_string(::getpid()) +
+                                                    "_" + std::to_string(counter++));
   fs::create_directories(dir);
   std::string command = quote(KBENCH_BINARY);
   for (const auto& arg : args) {

@@ -14,16 +14,18 @@ namespace {
 const std::string kRelu = repo_path("problems/level1/1_relu.py");
 
 KbenchRun eval_relu(const std::string& candidate, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"eval", kRelu, repo_path(candidate), "--device", "cpu",
-                                   "--trials", "2", "--no-timing", "--quiet"};
+  std::vector<std::string> args = {"eval",     kRelu, repo_path(candidate), "--device", "cpu",
+                                   "--trials", "2",   "--no-timing",        "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_kbench(args);
 }
 
-std::string message(const KbenchRun& run) { return run.result.value("message", ""); }
+std::string message(const KbenchRun& run) {
+  return run.result.value("message", "");
+}
 
 #define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
       << "expected to find: " << (needle) << "\nin: " << (haystack)
 
 } // namespace
@@ -167,17 +169,16 @@ TEST(EvalStatus, UnsupportedWithoutAGpu) {
   if (have_gpu()) {
     GTEST_SKIP() << "this machine has a GPU: the no-GPU path cannot be shown here";
   }
-  const auto run = run_kbench({"eval", kRelu, repo_path("examples/cpu/level1_relu.py"),
-                               "--device", "cuda"});
+  const auto run =
+      run_kbench({"eval", kRelu, repo_path("examples/cpu/level1_relu.py"), "--device", "cuda"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.result["status"], "unsupported");
   EXPECT_CONTAINS(message(run), "--device cuda needs a GPU");
 }
 
 TEST(EvalStatus, BadOptionIsAUsageError) {
-  const auto run = run_kbench({"eval", kRelu, repo_path("examples/cpu/level1_relu.py"),
-                               "--trials", "0"},
-                              false);
+  const auto run =
+      run_kbench({"eval", kRelu, repo_path("examples/cpu/level1_relu.py"), "--trials", "0"}, false);
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_CONTAINS(run.stderr_text, "--trials must be between 1 and 1000");
 }

@@ -19,10 +19,10 @@ struct Checked {
 
 Checked check(const std::string& fixture, const std::string& variant = "standard") {
   const std::string json = ::testing::TempDir() + "kbench_problems_check.json";
-  const auto run = run_kbench({"problems", "check", repo_path("tests/e2e/problems/" + fixture),
-                               "--device", "cpu", "--variant", variant, "--trials", "4", "--json",
-                               json},
-                              false);
+  const auto run =
+      run_kbench({"problems", "check", repo_path("tests/e2e/problems/" + fixture), "--device",
+                  "cpu", "--variant", variant, "--trials", "4", "--json", json},
+                 false);
   std::ifstream in(json);
   nlohmann::json reports = nlohmann::json::array();
   if (in) {
@@ -109,15 +109,15 @@ TEST(ProblemsCheck, EvalWarnsAboutAProblemThatFailedItsCheck) {
 
 TEST(EvalPrecision, HalfPrecisionCastsModelAndInputsAndLoosensTheTolerance) {
   for (const char* precision : {"fp16", "bf16"}) {
-    const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                                 repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
-                                 "--device", "cpu", "--precision", precision, "--trials", "2",
-                                 "--no-timing", "--quiet"});
+    const auto run =
+        run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                    repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--device", "cpu",
+                    "--precision", precision, "--trials", "2", "--no-timing", "--quiet"});
     ASSERT_EQ(run.result["status"], "ok") << precision << ": " << run.result.value("message", "");
     EXPECT_EQ(run.result["config"]["precision"], precision);
     const auto& trial = run.result["correctness"]["trials"][0];
-    EXPECT_EQ(trial["input_shapes"][0]["dtype"], precision == std::string("fp16") ? "float16"
-                                                                                  : "bfloat16");
+    EXPECT_EQ(trial["input_shapes"][0]["dtype"],
+              precision == std::string("fp16") ? "float16" : "bfloat16");
     EXPECT_DOUBLE_EQ(trial["outputs"][0]["atol"].get<double>(), 1e-2);
     EXPECT_NE(run.stdout_text.find(std::string("cpu ") + precision), std::string::npos)
         << run.stdout_text;
@@ -125,10 +125,10 @@ TEST(EvalPrecision, HalfPrecisionCastsModelAndInputsAndLoosensTheTolerance) {
 }
 
 TEST(EvalPrecision, UnknownPrecisionIsAUsageError) {
-  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
-                               "--precision", "fp8"},
-                              false);
+  const auto run =
+      run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--precision", "fp8"},
+                 false);
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_NE(run.stderr_text.find("--precision must be fp32, fp16 or bf16"), std::string::npos);
 }

@@ -33,9 +33,10 @@ TEST(CudaExamples, SuiteMeetsEveryExpectation) {
   require_gpu();
   // KBENCH_GPU_MANIFEST narrows the run to a manifest of one's own (a GPU lease is short).
   const char* manifest = std::getenv("KBENCH_GPU_MANIFEST");
-  std::vector<std::string> args = {"suite", manifest ? manifest : repo_path("examples/examples.json"),
-                                   "--device", "cuda",
-                                   "--only-device", "cuda"};
+  std::vector<std::string> args = {
+      "suite",         manifest ? manifest : repo_path("examples/examples.json"),
+      "--device",      "cuda",
+      "--only-device", "cuda"};
   if (!report_dir().empty()) {
     args.push_back("--jsonl");
     args.push_back(report_dir() + "/examples.jsonl");

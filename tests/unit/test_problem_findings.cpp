@@ -57,7 +57,8 @@ protected:
   fs::path dir;
 };
 
-bool has(const std::vector<Finding>& findings, const std::string& check, const std::string& severity) {
+bool has(const std::vector<Finding>& findings, const std::string& check,
+         const std::string& severity) {
   for (const auto& f : findings) {
     if (f.check == check && f.severity == severity) {
       return true;

@@ -2,10 +2,10 @@
 #include "sandbox/environment.hpp"
 #include "sandbox/worker_client.hpp"
 
-#include <csignal>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -80,8 +80,8 @@ TEST(WorkerClient, AnswersComeFromTheResponseChannelNotStdout) {
 TEST(WorkerClient, DeadlineKillsTheWholeProcessGroup) {
   const auto pid_file = std::filesystem::temp_directory_path() / "kbench_test_grandchild.pid";
   std::filesystem::remove(pid_file);
-  WorkerClient worker(shell("sleep 300 & echo $! > " + pid_file.string() + "; read line; sleep 300"),
-                      4096);
+  WorkerClient worker(
+      shell("sleep 300 & echo $! > " + pid_file.string() + "; read line; sleep 300"), 4096);
   const auto start = std::chrono::steady_clock::now();
   const WorkerReply reply = worker.request({{"op", "hang"}}, 500ms);
   EXPECT_EQ(reply.kind, WorkerReply::Kind::timed_out);

@@ -45,8 +45,8 @@ TEST(ResultSchema, DocumentCarriesSchemaStatusAndUnits) {
   EXPECT_EQ(doc["correctness"]["trials_passed"], 1);
   EXPECT_DOUBLE_EQ(doc["correctness"]["max_abs_err"].get<double>(), 1e-6);
   const auto& stats = doc["timing"]["candidate"]["stats"];
-  for (const char* key : {"median_us", "mean_us", "std_us", "min_us", "max_us", "p10_us", "p90_us",
-                          "noise_pct"}) {
+  for (const char* key :
+       {"median_us", "mean_us", "std_us", "min_us", "max_us", "p10_us", "p90_us", "noise_pct"}) {
     EXPECT_TRUE(stats.contains(key)) << key;
   }
   EXPECT_DOUBLE_EQ(stats["median_us"].get<double>(), 11.0);
