@@ -82,15 +82,6 @@ double bfloat16_to_double(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    out << (i ? ", " : "") << shape[i];
-  }
-  out << ']';
-  return out.str();
-}
 
 // A stream rather than operator+ chains: GCC 12 at -O2 raises a false -Wrestrict on the latter.
 std::string offsets_string(std::uint64_t begin, std::uint64_t end) {
@@ -455,6 +446,16 @@ void write_safetensors(const fs::path& path, const TensorFile& file) {
   if (!out) {
     fail(path, "write failed");
   }
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out << (i ? ", " : "") << shape[i];
+  }
+  out << ']';
+  return out.str();
 }
 
 } // namespace kbench::compare

@@ -20,6 +20,7 @@ const char* dtype_torch_name(DType dtype); // the torch spelling: "float32", "bf
 std::size_t dtype_size(DType dtype);
 bool dtype_is_floating(DType dtype);
 DType dtype_from_name(const std::string& name); // throws std::invalid_argument on unknown names
+std::string shape_string(const std::vector<std::int64_t>& shape); // "[4, 8]"
 
 struct Tensor {
   DType dtype = DType::F32;

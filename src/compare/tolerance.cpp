@@ -8,15 +8,6 @@ namespace kbench::compare {
 
 namespace {
 
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    out << (i ? ", " : "") << shape[i];
-  }
-  out << ']';
-  return out.str();
-}
 
 // Row-major multi-dimensional index of a flat position. Only called for reported mismatches.
 std::vector<std::int64_t> unravel(std::size_t flat, const std::vector<std::int64_t>& shape) {
