@@ -82,7 +82,6 @@ double bfloat16_to_double(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
-
 // A stream rather than operator+ chains: GCC 12 at -O2 raises a false -Wrestrict on the latter.
 std::string offsets_string(std::uint64_t begin, std::uint64_t end) {
   std::ostringstream out;

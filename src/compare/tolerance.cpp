@@ -8,7 +8,6 @@ namespace kbench::compare {
 
 namespace {
 
-
 // Row-major multi-dimensional index of a flat position. Only called for reported mismatches.
 std::vector<std::int64_t> unravel(std::size_t flat, const std::vector<std::int64_t>& shape) {
   std::vector<std::int64_t> index(shape.size(), 0);
