@@ -35,4 +35,10 @@ fi
 (cd "$KBENCH_BUILD" && timeout "${KBENCH_GPU_TEST_TIMEOUT:-480}" ctest -L gpu --output-on-failure) > "$out/gpu-tests.log" 2>&1
 echo "gpu tests rc=$?  total $(( $(date +%s) - start )) s"
 tail -5 "$out/gpu-tests.log"
+# The bundled problems checked on the GPU (reference device time, launch-bound flag, memory).
+if [ -n "${KBENCH_GPU_PROBLEMS_CHECK:-}" ]; then
+  timeout 300 "$KBENCH_BUILD/kbench" problems check problems --device cuda --trials 3 \
+    --json "$out/problems-check.json" > "$out/problems-check.txt" 2>&1
+  head -40 "$out/problems-check.txt"
+fi
 cat "$out/examples-table.txt" 2>/dev/null | grep -v '^kbench suite: \[' | tail -45

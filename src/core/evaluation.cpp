@@ -108,6 +108,10 @@ private:
     const CompileOutcome compiled = compile.get();
     const PhaseOutcome candidate_started = candidate_ready.get();
     m_result.compile = compiled.info;
+    if (candidate_started.ok) {
+      m_result.python = candidate_started.body.value("python", "");
+      m_result.torch_version = candidate_started.body.value("torch", "");
+    }
     compiler.shutdown();
     if (!compiled.phase.ok) {
       fail(compiled.phase.status, compiled.phase.message, compiled.phase.log);
@@ -336,7 +340,6 @@ private:
         result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
         m_result.trials.push_back(std::move(result));
       }
-      m_result.python = outcome.body.value("python", "");
     }
     return outcome;
   }

@@ -5,6 +5,7 @@
 #include "sched/device_probe.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,12 +16,14 @@ using kbench::testing::run_kbench;
 
 namespace {
 
-void require_gpu() {
-  const auto& probe = kbench::sched::probe_devices();
-  if (probe.gpus.empty()) {
-    GTEST_SKIP() << "no usable GPU (" << probe.unavailable_reason << "): GPU test skipped";
-  }
-}
+// A macro, not a function: GTEST_SKIP only leaves the function it is written in.
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    const auto& probe = kbench::sched::probe_devices();                                            \
+    if (probe.gpus.empty()) {                                                                      \
+      GTEST_SKIP() << "no usable GPU (" << probe.unavailable_reason << "): GPU test skipped";      \
+    }                                                                                              \
+  } while (false)
 
 std::string report_dir() {
   const char* dir = std::getenv("KBENCH_GPU_REPORT_DIR");
@@ -30,7 +33,7 @@ std::string report_dir() {
 } // namespace
 
 TEST(CudaExamples, SuiteMeetsEveryExpectation) {
-  require_gpu();
+  REQUIRE_GPU();
   // KBENCH_GPU_MANIFEST narrows the run to a manifest of one's own (a GPU lease is short).
   const char* manifest = std::getenv("KBENCH_GPU_MANIFEST");
   std::vector<std::string> args = {
@@ -54,7 +57,7 @@ TEST(CudaExamples, SuiteMeetsEveryExpectation) {
 // moved: tens of µs on an H100-class GPU, never sub-µs, never seconds), measured with events
 // after an L2 flush, on the GPU kbench reports.
 TEST(CudaTiming, ReluIsTimedWithEventsAndAFlushedL2) {
-  require_gpu();
+  REQUIRE_GPU();
   const auto run = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
                                repo_path("examples/cuda/level1_relu.py"), "--device", "cuda",
                                "--trials", "2", "--iterations", "20", "--quiet"});
@@ -67,4 +70,36 @@ TEST(CudaTiming, ReluIsTimedWithEventsAndAFlushedL2) {
   EXPECT_LT(median, 10000.0);
   EXPECT_EQ(run.result["config"]["device"], "cuda:0");
   EXPECT_EQ(run.result["config"]["device_name"], kbench::sched::probe_devices().gpus[0].name);
+}
+
+// `kbench problems check` on the GPU: device time per call decides the launch-bound flag, and
+// the memory a call needs is set against the device's.
+TEST(CudaProblemsCheck, TinyProblemIsLaunchBoundAndABundledOneIsNot) {
+  REQUIRE_GPU();
+  const std::string json = ::testing::TempDir() + "kbench_gpu_problems_check.json";
+  const auto run =
+      run_kbench({"problems", "check", repo_path("tests/e2e/problems/jittered_scale.py"),
+                  repo_path("problems/level1/1_relu.py"), "--device", "cuda", "--variant",
+                  "standard", "--trials", "3", "--json", json},
+                 false);
+  std::ifstream in(json);
+  ASSERT_TRUE(in) << run.stdout_text << run.stderr_text;
+  nlohmann::json reports;
+  in >> reports;
+  ASSERT_EQ(reports.size(), 2u);
+  auto launch_bound = [](const nlohmann::json& report) {
+    for (const auto& f : report["findings"]) {
+      if (f["check"] == "not-launch-bound") {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(launch_bound(reports[0])) << reports[0].dump(2);
+  EXPECT_LT(reports[0]["reference_call_us"].get<double>(), 20.0);
+  EXPECT_EQ(reports[1]["verdict"], "pass") << reports[1].dump(2);
+  EXPECT_FALSE(launch_bound(reports[1]));
+  EXPECT_GT(reports[1]["peak_memory_bytes"].get<long long>(), 128ll << 20); // in and out: 256 MiB
+  EXPECT_GT(reports[1]["device_memory_bytes"].get<long long>(),
+            reports[1]["peak_memory_bytes"].get<long long>());
 }
