@@ -18,8 +18,11 @@ from .errors import format_traceback, one_line
 from .reference_phase import ReferenceSession
 
 
-def _state_equal(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
+def _state(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _state_equal(sa, sb):
     if sa.keys() != sb.keys():
         return False
     return all(torch.equal(sa[k], sb[k]) for k in sa)
@@ -82,12 +85,14 @@ def check(request):
         try:
             init_inputs, model, inputs = session._build_trial(seed, init_seed)
             shapes = tensor_io.describe(inputs)
+            # As built, before any call: forward may update buffers (BatchNorm running stats).
+            built = _state(model)
             with torch.no_grad():
                 first = tensor_io.flatten_outputs(model(*inputs), "the reference")
                 second = tensor_io.flatten_outputs(model(*inputs), "the reference")
             runtime.synchronize(session.device)
             _, twin, _ = session._build_trial(seed, init_seed)
-            record["weights_follow_seed"] = _state_equal(model, twin)
+            record["weights_follow_seed"] = _state_equal(built, _state(twin))
             if index == 0:
                 record["call_us"] = _median_call_us(model, inputs, session.device)
                 record["peak_memory_bytes"] = _peak_memory_bytes(model, inputs, session.device)
