@@ -53,13 +53,8 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows) {
     }
     if (!r.trials.empty() && r.status != Status::harness_error) {
       cells[4] = fmt::format("{}/{}", r.trials_passed(), r.trials.size());
-      double max_abs = -1;
-      for (const auto& t : r.trials) {
-        for (const auto& o : t.outputs) {
-          max_abs = std::max(max_abs, o.comparison.max_abs_err);
-        }
-      }
-      cells[5] = max_abs >= 0 ? fmt::format("{:.2e}", max_abs) : "-";
+      const auto errors = r.error_summary();
+      cells[5] = errors ? fmt::format("{:.2e}", errors->max_abs) : "-";
     }
     if (r.timing.candidate) {
       cells[6] = format_duration_us(r.timing.candidate->stats_us.median);

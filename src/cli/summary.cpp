@@ -67,19 +67,9 @@ std::string format_summary(const EvalResult& r) {
   }
   if (!r.trials.empty()) {
     line("trials", fmt::format("{}/{} passed", r.trials_passed(), r.trials.size()));
-    double max_abs = 0, max_rel = 0, sum_abs = 0, sum_rel = 0, n = 0;
-    for (const auto& t : r.trials) {
-      for (const auto& o : t.outputs) {
-        max_abs = std::max(max_abs, o.comparison.max_abs_err);
-        max_rel = std::max(max_rel, o.comparison.max_rel_err);
-        sum_abs += o.comparison.mean_abs_err * static_cast<double>(o.comparison.numel);
-        sum_rel += o.comparison.mean_rel_err * static_cast<double>(o.comparison.numel);
-        n += static_cast<double>(o.comparison.numel);
-      }
-    }
-    if (n > 0) {
-      line("abs error", fmt::format("max {:.3e}, mean {:.3e}", max_abs, sum_abs / n));
-      line("rel error", fmt::format("max {:.3e}, mean {:.3e}", max_rel, sum_rel / n));
+    if (const auto e = r.error_summary()) {
+      line("abs error", fmt::format("max {:.3e}, mean {:.3e}", e->max_abs, e->mean_abs));
+      line("rel error", fmt::format("max {:.3e}, mean {:.3e}", e->max_rel, e->mean_rel));
     }
   }
   if (r.timing.candidate) {

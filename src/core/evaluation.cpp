@@ -2,7 +2,6 @@
 
 #include "compare/compare_outputs.hpp"
 #include "core/problem_checking.hpp"
-#include "core/seeding.hpp"
 #include "core/sha256.hpp"
 #include "core/source_files.hpp"
 #include "core/worker_phase.hpp"
@@ -316,10 +315,7 @@ private:
   }
 
   PhaseOutcome run_reference(sandbox::WorkerClient& worker) {
-    nlohmann::json trials = nlohmann::json::array();
-    for (int i = 0; i < m_options.trials; ++i) {
-      trials.push_back({{"index", i}, {"seed", derive_seed(m_options.seed, "trial", i)}});
-    }
+    const nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
     PhaseOutcome outcome = run_phase(worker,
                                      {{"op", "reference"},
                                       {"problem", m_result.problem_path},

@@ -1,7 +1,6 @@
 #include "core/problem_checking.hpp"
 
 #include "core/json_io.hpp"
-#include "core/seeding.hpp"
 #include "core/source_files.hpp"
 #include "core/worker_phase.hpp"
 #include "sched/paths.hpp"
@@ -105,10 +104,7 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
     auto worker = launch_worker(worker_launch_for(WorkerRole::reference, choice, options.gpu,
                                                   scratch / "reference", scratch / "tmp",
                                                   options.python, options.output_keep_bytes));
-    nlohmann::json trials = nlohmann::json::array();
-    for (int i = 0; i < options.trials; ++i) {
-      trials.push_back({{"index", i}, {"seed", derive_seed(options.seed, "trial", i)}});
-    }
+    const nlohmann::json trials = trial_requests(options.seed, options.trials);
     const PhaseOutcome outcome =
         run_phase(*worker,
                   {{"op", "problem_check"},

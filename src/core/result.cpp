@@ -65,26 +65,7 @@ nlohmann::json comparison_json(const OutputComparison& output) {
           {"first_mismatches", mismatches}};
 }
 
-// Error figures over every output of every trial: the max of the maxima, and means weighted by
-// element count.
 nlohmann::json correctness_summary(const EvalResult& r) {
-  double max_abs = 0, max_rel = 0, sum_abs = 0, sum_rel = 0;
-  std::size_t elements = 0;
-  bool any = false;
-  for (const auto& trial : r.trials) {
-    for (const auto& output : trial.outputs) {
-      const auto& c = output.comparison;
-      if (!c.failure.empty() && c.numel == 0) {
-        continue;
-      }
-      any = true;
-      max_abs = std::max(max_abs, c.max_abs_err);
-      max_rel = std::max(max_rel, c.max_rel_err);
-      sum_abs += c.mean_abs_err * static_cast<double>(c.numel);
-      sum_rel += c.mean_rel_err * static_cast<double>(c.numel);
-      elements += c.numel;
-    }
-  }
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& trial : r.trials) {
     nlohmann::json outputs = nlohmann::json::array();
@@ -98,14 +79,17 @@ nlohmann::json correctness_summary(const EvalResult& r) {
                       {"failure", trial.failure},
                       {"outputs", outputs}});
   }
-  const double n = elements ? static_cast<double>(elements) : 1.0;
+  const auto errors = r.error_summary();
+  auto figure = [&](double ErrorSummary::*field) {
+    return errors ? number((*errors).*field) : nlohmann::json(nullptr);
+  };
   return {{"trials_requested", r.trials_requested},
           {"trials_run", r.trials.size()},
           {"trials_passed", r.trials_passed()},
-          {"max_abs_err", any ? number(max_abs) : nlohmann::json(nullptr)},
-          {"mean_abs_err", any ? number(sum_abs / n) : nlohmann::json(nullptr)},
-          {"max_rel_err", any ? number(max_rel) : nlohmann::json(nullptr)},
-          {"mean_rel_err", any ? number(sum_rel / n) : nlohmann::json(nullptr)},
+          {"max_abs_err", figure(&ErrorSummary::max_abs)},
+          {"mean_abs_err", figure(&ErrorSummary::mean_abs)},
+          {"max_rel_err", figure(&ErrorSummary::max_rel)},
+          {"mean_rel_err", figure(&ErrorSummary::mean_rel)},
           {"trials", trials}};
 }
 
@@ -143,6 +127,31 @@ const std::vector<Status>& all_statuses() {
 int EvalResult::trials_passed() const {
   return static_cast<int>(
       std::count_if(trials.begin(), trials.end(), [](const TrialResult& t) { return t.passed; }));
+}
+
+std::optional<ErrorSummary> EvalResult::error_summary() const {
+  ErrorSummary e;
+  bool any = false;
+  for (const auto& trial : trials) {
+    for (const auto& output : trial.outputs) {
+      const auto& c = output.comparison;
+      if (c.numel == 0) {
+        continue; // failed before any element was compared (shape, dtype, count)
+      }
+      any = true;
+      e.max_abs = std::max(e.max_abs, c.max_abs_err);
+      e.max_rel = std::max(e.max_rel, c.max_rel_err);
+      e.mean_abs += c.mean_abs_err * static_cast<double>(c.numel);
+      e.mean_rel += c.mean_rel_err * static_cast<double>(c.numel);
+      e.elements += c.numel;
+    }
+  }
+  if (!any) {
+    return std::nullopt;
+  }
+  e.mean_abs /= static_cast<double>(e.elements);
+  e.mean_rel /= static_cast<double>(e.elements);
+  return e;
 }
 
 nlohmann::json to_json(const EvalResult& r) {

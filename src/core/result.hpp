@@ -84,6 +84,13 @@ struct PhaseRecord {
   std::string stderr_text;
 };
 
+// Error figures over every output of every trial that was compared elementwise: the max of the
+// maxima, and means weighted by element count.
+struct ErrorSummary {
+  double max_abs = 0, mean_abs = 0, max_rel = 0, mean_rel = 0;
+  std::size_t elements = 0;
+};
+
 struct EvalResult {
   Status status = Status::harness_error;
   std::string message; // for every status but ok: what happened and what to do
@@ -110,6 +117,7 @@ struct EvalResult {
   std::string python, torch_version;
 
   int trials_passed() const;
+  std::optional<ErrorSummary> error_summary() const; // empty when nothing was compared
 };
 
 nlohmann::json to_json(const EvalResult& result);

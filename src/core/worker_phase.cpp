@@ -1,5 +1,6 @@
 #include "core/worker_phase.hpp"
 
+#include "core/seeding.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>
@@ -119,6 +120,15 @@ std::string crash_summary(const std::string& stderr_text, const std::string& can
     summary += (summary.empty() ? "" : "; ") + std::regex_replace(line, std::regex(R"(^\s+)"), "");
   }
   return summary;
+}
+
+nlohmann::json trial_requests(std::uint64_t seed, int trials) {
+  nlohmann::json requests = nlohmann::json::array();
+  for (int i = 0; i < trials; ++i) {
+    requests.push_back(
+        {{"index", i}, {"seed", derive_seed(seed, "trial", static_cast<std::uint64_t>(i))}});
+  }
+  return requests;
 }
 
 PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s) {

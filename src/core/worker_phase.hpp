@@ -66,6 +66,9 @@ PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& requ
 // candidate's frame.
 std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path);
 
+// The reference's trials: index and seed (derived from --seed), as the reference worker takes them.
+nlohmann::json trial_requests(std::uint64_t seed, int trials);
+
 PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s);
 
 } // namespace kbench

@@ -1,5 +1,7 @@
 #include "measure/stopping_rule.hpp"
 
+#include "measure/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -7,21 +9,11 @@
 namespace kbench::measure {
 namespace {
 
-double relative_std(const std::vector<double>& values, std::size_t from) {
-  const std::size_t n = values.size() - from;
-  if (n < 2) {
-    return 0;
-  }
-  double mean = 0;
-  for (std::size_t i = from; i < values.size(); ++i) {
-    mean += values[i];
-  }
-  mean /= static_cast<double>(n);
-  double sq = 0;
-  for (std::size_t i = from; i < values.size(); ++i) {
-    sq += (values[i] - mean) * (values[i] - mean);
-  }
-  return mean == 0 ? 0 : std::sqrt(sq / static_cast<double>(n - 1)) / mean;
+// Relative std of the last `count` values, through the same summary the samples get.
+double recent_noise(const std::vector<double>& values, std::size_t count) {
+  return summarize(
+             std::vector<double>(values.end() - static_cast<std::ptrdiff_t>(count), values.end()))
+      .noise;
 }
 
 } // namespace
@@ -69,8 +61,7 @@ StopReason StoppingRule::add(double sample_us, double elapsed_wall_s) {
   }
   if (m_noise_history.size() > m_settings.plateau_history &&
       m_samples.size() % m_settings.plateau_stride == 0 &&
-      relative_std(m_noise_history, m_noise_history.size() - m_settings.plateau_history) <
-          m_settings.plateau_rel_std) {
+      recent_noise(m_noise_history, m_settings.plateau_history) < m_settings.plateau_rel_std) {
     return StopReason::plateau;
   }
   return StopReason::none;
