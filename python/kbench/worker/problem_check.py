@@ -8,7 +8,6 @@ answers, seed dependence) is done in C++ by the orchestrator with the same compa
 candidates.
 """
 
-import time
 from pathlib import Path
 
 import torch
@@ -16,6 +15,7 @@ import torch
 from . import runtime, tensor_io
 from .errors import format_traceback, one_line
 from .reference_phase import ReferenceSession
+from .timing import time_calls
 
 
 def _state(model):
@@ -28,24 +28,10 @@ def _state_equal(sa, sb):
     return all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-def _median_call_us(model, inputs, device, calls=5):
-    samples = []
-    with torch.no_grad():
-        model(*inputs)  # warm-up
-        runtime.synchronize(device)
-        for _ in range(calls):
-            if device.type == "cuda":
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                model(*inputs)
-                end.record()
-                torch.cuda.synchronize(device)
-                samples.append(start.elapsed_time(end) * 1000.0)
-            else:
-                begin = time.perf_counter_ns()
-                model(*inputs)
-                samples.append((time.perf_counter_ns() - begin) / 1000.0)
-    samples.sort()
+def _median_call_us(model, inputs, device):
+    """The median of five calls, timed as `kbench eval` times them (warm L2: the problem's own
+    cost per call, not a benchmark)."""
+    samples = sorted(time_calls(model, inputs, device, warmup=1, iterations=5, flush_l2=False)["samples_us"])
     return samples[len(samples) // 2]
 
 
