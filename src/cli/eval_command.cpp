@@ -15,6 +15,9 @@ namespace kbench::cli {
 void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--device", o.device, "cuda, cpu or auto (cuda when a GPU is present)")
       ->capture_default_str();
+  command.add_option("--world-size", o.world_size,
+                     "ranks of a collective problem, one process and GPU each (default: the "
+                     "problem's KBENCH_WORLD_SIZE, else 1)");
   command.add_option("--gpu", o.gpu, "which GPU to use (index among the visible ones)")
       ->capture_default_str();
   command.add_option("--trials", o.trials, "seeded correctness trials")->capture_default_str();

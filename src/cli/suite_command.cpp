@@ -2,7 +2,8 @@
 // one table. `make run` uses it on examples/examples.json.
 //
 // Manifest (JSON): {"entries": [{"problem": P, "candidate": C, "device": "cpu"|"cuda"|"any",
-//                                "expect": STATUS, "variant": V, "run_timeout_s": N}, ...]}
+//                                "expect": STATUS, "variant": V, "run_timeout_s": N,
+//                                "world_size": N}, ...]}
 // Paths are relative to the manifest's directory. "cpu" entries always run on the CPU, "cuda"
 // entries only where a GPU is usable (else they are listed as skipped), "any" entries on the
 // suite's --device.
@@ -31,6 +32,7 @@ namespace {
 struct ManifestEntry {
   std::string problem, candidate, device, expect, variant;
   std::optional<int> run_timeout_s;
+  std::optional<int> world_size; // ranks; absent: the problem's KBENCH_WORLD_SIZE, else 1
 };
 
 std::vector<ManifestEntry> read_manifest(const fs::path& path) {
@@ -59,16 +61,25 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
       }
       return item[name].get<std::string>();
     };
-    ManifestEntry entry{field("problem", nullptr), field("candidate", nullptr),
-                        field("device", "any"),    field("expect", ""),
-                        field("variant", ""),      std::nullopt};
-    if (item.contains("run_timeout_s")) {
-      if (!item["run_timeout_s"].is_number_integer() || item["run_timeout_s"].get<int>() <= 0) {
-        throw std::runtime_error(fmt::format(
-            "{}: entries[{}].run_timeout_s must be a positive integer", path.string(), index));
+    ManifestEntry entry{field("problem", nullptr),
+                        field("candidate", nullptr),
+                        field("device", "any"),
+                        field("expect", ""),
+                        field("variant", ""),
+                        std::nullopt,
+                        std::nullopt};
+    const auto positive = [&](const char* name) -> std::optional<int> {
+      if (!item.contains(name)) {
+        return std::nullopt;
       }
-      entry.run_timeout_s = item["run_timeout_s"].get<int>();
-    }
+      if (!item[name].is_number_integer() || item[name].get<int>() <= 0) {
+        throw std::runtime_error(fmt::format("{}: entries[{}].{} must be a positive integer",
+                                             path.string(), index, name));
+      }
+      return item[name].get<int>();
+    };
+    entry.run_timeout_s = positive("run_timeout_s");
+    entry.world_size = positive("world_size");
     if (entry.device != "cpu" && entry.device != "cuda" && entry.device != "any") {
       throw std::runtime_error(
           fmt::format("{}: entries[{}].device must be cpu, cuda or any, not '{}'", path.string(),
@@ -175,8 +186,14 @@ std::function<int()> register_suite_command(CLI::App& app) {
       if (entry.run_timeout_s) {
         run.run_timeout = std::chrono::seconds(*entry.run_timeout_s);
       }
+      if (entry.world_size) {
+        run.world_size = *entry.world_size;
+      }
+      const int gpus = static_cast<int>(sched::probe_devices().gpus.size());
       if (row.device == "cuda" && !have_gpu) {
         row.skipped_reason = "needs a GPU";
+      } else if (row.device == "cuda" && entry.world_size && *entry.world_size > gpus) {
+        row.skipped_reason = fmt::format("needs {} GPUs, {} here", *entry.world_size, gpus);
       } else {
         runs.push_back(run);
       }

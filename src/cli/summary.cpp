@@ -33,6 +33,16 @@ std::string timing_line(const TimingSide& side) {
                      side.l2_flush ? ", L2 flushed" : "");
 }
 
+// Each rank's own median, after the overall span: a slow rank shows up here.
+std::string per_rank_line(const TimingSide& side) {
+  std::string text;
+  for (std::size_t rank = 0; rank < side.per_rank_us.size(); ++rank) {
+    text += fmt::format("{}rank {} {}", rank ? ", " : "", rank,
+                        format_duration_us(side.per_rank_us[rank].median));
+  }
+  return text;
+}
+
 } // namespace
 
 std::string format_summary(const EvalResult& r) {
@@ -46,8 +56,9 @@ std::string format_summary(const EvalResult& r) {
   const std::string backend = r.device.rfind("cuda", 0) == 0 ? "cuda" : r.device;
   const std::string where =
       backend == "cuda" ? fmt::format(" on {} ({})", r.device, r.device_name) : std::string();
-  line("device", fmt::format("{} {}{}, variant {}", backend.empty() ? "-" : backend, r.precision,
-                             where, r.variant));
+  line("device",
+       fmt::format("{} {}{}, variant {}{}", backend.empty() ? "-" : backend, r.precision, where,
+                   r.variant, r.world_size > 1 ? fmt::format(", {} ranks", r.world_size) : ""));
   line("status", status_name(r.status));
   if (!r.message.empty()) {
     line("message", r.message);
@@ -74,9 +85,15 @@ std::string format_summary(const EvalResult& r) {
   }
   if (r.timing.candidate) {
     line("cand time", timing_line(*r.timing.candidate));
+    if (!r.timing.candidate->per_rank_us.empty()) {
+      line("cand ranks", per_rank_line(*r.timing.candidate));
+    }
   }
   if (r.timing.reference) {
     line("ref time", timing_line(*r.timing.reference));
+    if (!r.timing.reference->per_rank_us.empty()) {
+      line("ref ranks", per_rank_line(*r.timing.reference));
+    }
   }
   if (r.timing.speedup) {
     line("speedup",

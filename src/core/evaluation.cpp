@@ -2,6 +2,8 @@
 
 #include "compare/compare_outputs.hpp"
 #include "core/problem_checking.hpp"
+#include "core/problem_metadata.hpp"
+#include "core/rank_group.hpp"
 #include "core/sha256.hpp"
 #include "core/source_files.hpp"
 #include "core/worker_phase.hpp"
@@ -97,12 +99,17 @@ private:
     // import) do not depend on each other: they overlap.
     stage("compiling the candidate and running the reference");
     auto compile = std::async(std::launch::async, [&] { return compile_candidate(compiler); });
-    auto& candidate = launch("candidate", WorkerRole::candidate);
+    const auto candidate = launch_ranks("candidate", WorkerRole::candidate);
     auto candidate_ready = std::async(std::launch::async, [&] {
-      return run_phase(candidate, {{"op", "hello"}}, m_options.run_timeout, WorkerRole::candidate,
-                       "starting", m_result.candidate_path);
+      return run_ranks(
+                 candidate,
+                 [](int) {
+                   return nlohmann::json{{"op", "hello"}};
+                 },
+                 m_options.run_timeout, WorkerRole::candidate, "starting", m_result.candidate_path)
+          .first;
     });
-    auto& reference = launch("reference", WorkerRole::reference);
+    const auto reference = launch_ranks("reference", WorkerRole::reference);
     const PhaseOutcome reference_outcome = run_reference(reference);
     const CompileOutcome compiled = compile.get();
     const PhaseOutcome candidate_started = candidate_ready.get();
@@ -145,8 +152,12 @@ private:
     } else {
       m_result.timing.skipped_reason = "timing was turned off (--no-timing)";
     }
-    reference.shutdown();
-    candidate.shutdown();
+    for (auto* worker : reference) {
+      worker->shutdown();
+    }
+    for (auto* worker : candidate) {
+      worker->shutdown();
+    }
     // The only way to `ok`: every stage above passed.
     m_result.status = Status::ok;
     m_result.message.clear();
@@ -181,6 +192,16 @@ private:
     }
     m_result.problem_path = problem->path.string();
     m_result.problem_sha256 = problem->sha256;
+    m_world = m_options.world_size;
+    if (m_world == 0) {
+      const auto declared = declared_world_size(problem->text, error);
+      if (!error.empty()) {
+        fail(Status::harness_error, m_result.problem_path + ": " + error);
+        return false;
+      }
+      m_world = declared.value_or(1);
+    }
+    m_result.world_size = m_world;
     const auto candidate = read_source_file(m_options.candidate, "candidate", error);
     if (!candidate) {
       fail(Status::harness_error, error);
@@ -193,7 +214,7 @@ private:
   }
 
   bool resolve_device() {
-    m_choice = choose_device(m_options.device, m_options.gpu);
+    m_choice = choose_device(m_options.device, m_options.gpu, m_world);
     m_result.device = m_choice.device;
     m_result.device_name = m_choice.device_name;
     if (!m_choice.unsupported.empty()) {
@@ -230,17 +251,51 @@ private:
 
   void make_scratch() {
     m_scratch = sched::make_scratch_directory("kbench-eval");
-    for (const char* sub : {"compile", "reference", "inputs", "candidate", "tmp"}) {
-      fs::create_directories(m_scratch / sub);
+    fs::create_directories(m_scratch / "compile");
+    fs::create_directories(m_scratch / "tmp");
+    for (const char* sub : {"reference", "inputs", "candidate"}) {
+      for (int rank = 0; rank < m_world; ++rank) {
+        fs::create_directories(rank_dir(m_scratch / sub, rank));
+      }
     }
   }
 
-  sandbox::WorkerClient& launch(const std::string& phase, WorkerRole role) {
-    const WorkerLaunch launch =
-        worker_launch_for(role, m_choice, m_options.gpu, m_scratch / phase, m_scratch / "tmp",
-                          m_options.python, m_options.output_keep_bytes);
+  // One rank's files: the directory itself when there is one rank, as before world sizes.
+  fs::path rank_dir(const fs::path& base, int rank) const {
+    return m_world == 1 ? base : base / fmt::format("rank{}", rank);
+  }
+
+  std::string device_for_rank(int rank) const {
+    return m_result.device == "cpu" ? m_result.device : fmt::format("cuda:{}", rank);
+  }
+
+  // `phase` names the worker in the result ("candidate.rank1"); it works in `directory`
+  // (the scratch directory of its phase by default).
+  sandbox::WorkerClient& launch(const std::string& phase, WorkerRole role,
+                                const sandbox::EnvironmentMap& extra = {},
+                                const fs::path& directory = {}) {
+    WorkerLaunch launch = worker_launch_for(
+        role, m_choice, m_options.gpu, directory.empty() ? m_scratch / phase : directory,
+        m_scratch / "tmp", m_options.python, m_options.output_keep_bytes);
+    launch.environment.insert(extra.begin(), extra.end());
     m_workers.push_back({phase, launch_worker(launch), Clock::now()});
     return *m_workers.back().client;
+  }
+
+  // One worker per rank; with several, each gets torchrun's rendezvous variables and the side
+  // its own port, since the reference's and the candidate's groups are alive at once.
+  std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase, WorkerRole role) {
+    if (m_world == 1) {
+      return {&launch(phase, role)};
+    }
+    const int port = free_loopback_port();
+    std::vector<sandbox::WorkerClient*> ranks;
+    for (int rank = 0; rank < m_world; ++rank) {
+      ranks.push_back(&launch(fmt::format("{}.rank{}", phase, rank), role,
+                              rank_environment(rank, m_world, port),
+                              rank_dir(m_scratch / phase, rank)));
+    }
+    return ranks;
   }
 
   bool static_check(sandbox::WorkerClient& worker) {
@@ -314,20 +369,24 @@ private:
     return out;
   }
 
-  PhaseOutcome run_reference(sandbox::WorkerClient& worker) {
+  // Every rank runs the same trials under the same seeds (PopcornBench's semantics: a problem
+  // that wants different data per rank draws it with get_rank()).
+  PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
     const nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
-    PhaseOutcome outcome = run_phase(worker,
-                                     {{"op", "reference"},
-                                      {"problem", m_result.problem_path},
-                                      {"device", m_result.device},
-                                      {"variant", m_options.variant},
-                                      {"precision", m_options.precision},
-                                      {"init_seed", m_options.seed},
-                                      {"trials", trials},
-                                      {"inputs_dir", (m_scratch / "inputs").string()},
-                                      {"outputs_dir", (m_scratch / "reference").string()}},
-                                     m_options.run_timeout, WorkerRole::reference,
-                                     "running the reference's trials", "");
+    const auto request = [&](int rank) {
+      return nlohmann::json{{"op", "reference"},
+                            {"problem", m_result.problem_path},
+                            {"device", device_for_rank(rank)},
+                            {"variant", m_options.variant},
+                            {"precision", m_options.precision},
+                            {"init_seed", m_options.seed},
+                            {"trials", trials},
+                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
+                            {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
+    };
+    PhaseOutcome outcome = run_ranks(ranks, request, m_options.run_timeout, WorkerRole::reference,
+                                     "running the reference's trials", "")
+                               .first;
     if (outcome.ok) {
       for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
         TrialResult result;
@@ -340,23 +399,25 @@ private:
     return outcome;
   }
 
-  PhaseOutcome run_candidate(sandbox::WorkerClient& worker) {
+  PhaseOutcome run_candidate(const std::vector<sandbox::WorkerClient*>& ranks) {
     nlohmann::json trials = nlohmann::json::array();
     for (const auto& trial : m_result.trials) {
       trials.push_back({{"index", trial.index}}); // never the seed: C must not know it
     }
-    return run_phase(worker,
-                     {{"op", "candidate"},
-                      {"candidate", m_result.candidate_path},
-                      {"device", m_result.device},
-                      {"precision", m_options.precision},
-                      {"extensions_dir", m_result.compile.extensions_dir},
-                      {"init_seed", m_options.seed},
-                      {"trials", trials},
-                      {"inputs_dir", (m_scratch / "inputs").string()},
-                      {"outputs_dir", (m_scratch / "candidate").string()}},
-                     m_options.run_timeout, WorkerRole::candidate, "running the candidate's trials",
-                     m_result.candidate_path);
+    const auto request = [&](int rank) {
+      return nlohmann::json{{"op", "candidate"},
+                            {"candidate", m_result.candidate_path},
+                            {"device", device_for_rank(rank)},
+                            {"precision", m_options.precision},
+                            {"extensions_dir", m_result.compile.extensions_dir},
+                            {"init_seed", m_options.seed},
+                            {"trials", trials},
+                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
+                            {"outputs_dir", rank_dir(m_scratch / "candidate", rank).string()}};
+    };
+    return run_ranks(ranks, request, m_options.run_timeout, WorkerRole::candidate,
+                     "running the candidate's trials", m_result.candidate_path)
+        .first;
   }
 
   bool compare_trials() {
@@ -364,12 +425,22 @@ private:
     std::string first_failure;
     for (auto& trial : m_result.trials) {
       const auto name = fmt::format("trial_{}.outputs.safetensors", trial.index);
-      const auto comparison = compare::compare_output_files(
-          m_scratch / "candidate" / name, m_scratch / "reference" / name, override_);
-      trial.passed = comparison.passed;
-      trial.failure = comparison.failure;
-      for (const auto& [output_name, result] : comparison.outputs) {
-        trial.outputs.push_back({output_name, result});
+      trial.passed = true;
+      // Every rank's outputs, not rank 0's alone: a collective that is right on one rank and
+      // wrong on another is wrong.
+      for (int rank = 0; rank < m_world; ++rank) {
+        const auto comparison = compare::compare_output_files(
+            rank_dir(m_scratch / "candidate", rank) / name,
+            rank_dir(m_scratch / "reference", rank) / name, override_);
+        const std::string prefix = m_world == 1 ? "" : fmt::format("rank {}: ", rank);
+        if (!comparison.passed && trial.passed) {
+          trial.passed = false;
+          trial.failure = prefix + comparison.failure;
+        }
+        for (const auto& [output_name, result] : comparison.outputs) {
+          trial.outputs.push_back(
+              {m_world == 1 ? output_name : fmt::format("rank{}/{}", rank, output_name), result});
+        }
       }
       if (!trial.passed && first_failure.empty()) {
         first_failure = fmt::format("trial {}: {}", trial.index, trial.failure);
@@ -384,31 +455,72 @@ private:
     return false;
   }
 
-  std::optional<TimingSide> time_side(sandbox::WorkerClient& worker, WorkerRole role) {
+  std::optional<TimingSide> time_side(const std::vector<sandbox::WorkerClient*>& ranks,
+                                      WorkerRole role) {
     const nlohmann::json request = {{"op", "time"},
                                     {"warmup", m_options.warmup},
                                     {"iterations", m_options.timing_iterations},
                                     {"flush_l2", true}};
     const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
-    const PhaseOutcome outcome =
-        run_phase(worker, request, m_options.run_timeout, role, doing, m_result.candidate_path);
-    if (!outcome.ok) {
-      fail(outcome.status, outcome.message, outcome.log);
+    const RankOutcome outcome = run_ranks(
+        ranks, [&](int) { return request; }, m_options.run_timeout, role, doing,
+        m_result.candidate_path);
+    if (!outcome.ok()) {
+      fail(outcome.first.status, outcome.first.message, outcome.first.log);
       return std::nullopt;
     }
     TimingSide side;
-    side.method = outcome.body.value("method", "");
-    side.l2_flush = outcome.body.value("l2_flush", false);
-    for (const auto& sample : outcome.body.value("samples_us", nlohmann::json::array())) {
-      if (sample.is_number() && sample.get<double>() >= 0) {
-        side.samples_us.push_back(sample.get<double>());
+    side.method = outcome.first.body.value("method", "");
+    side.l2_flush = outcome.first.body.value("l2_flush", false);
+    if (m_world == 1) {
+      side.samples_us = numbers(outcome.first.body, "samples_us");
+    } else {
+      side.samples_us = spans_across_ranks(outcome.per_rank);
+      for (const auto& rank : outcome.per_rank) {
+        side.per_rank_us.push_back(measure::summarize(numbers(rank.body, "samples_us")));
       }
     }
     side.stats_us = measure::summarize(side.samples_us);
     return side;
   }
 
-  bool measure(sandbox::WorkerClient& reference, sandbox::WorkerClient& candidate) {
+  static std::vector<double> numbers(const nlohmann::json& body, const char* key) {
+    std::vector<double> out;
+    for (const auto& value : body.value(key, nlohmann::json::array())) {
+      if (value.is_number() && value.get<double>() >= 0) {
+        out.push_back(value.get<double>());
+      }
+    }
+    return out;
+  }
+
+  // A sample of several ranks spans from the barrier every rank left to the slowest rank's
+  // completion: the ranks share the host's monotonic clock, so their stamps compare.
+  static std::vector<double> spans_across_ranks(const std::vector<PhaseOutcome>& ranks) {
+    std::vector<double> spans;
+    const auto starts0 = numbers(ranks[0].body, "starts_ns");
+    for (std::size_t i = 0; i < starts0.size(); ++i) {
+      double first_start = starts0[i], last_end = 0;
+      bool complete = true;
+      for (const auto& rank : ranks) {
+        const auto starts = numbers(rank.body, "starts_ns");
+        const auto ends = numbers(rank.body, "ends_ns");
+        if (i >= starts.size() || i >= ends.size()) {
+          complete = false;
+          break;
+        }
+        first_start = std::min(first_start, starts[i]);
+        last_end = std::max(last_end, ends[i]);
+      }
+      if (complete && last_end >= first_start) {
+        spans.push_back((last_end - first_start) / 1000.0);
+      }
+    }
+    return spans;
+  }
+
+  bool measure(const std::vector<sandbox::WorkerClient*>& reference,
+               const std::vector<sandbox::WorkerClient*>& candidate) {
     auto candidate_side = time_side(candidate, WorkerRole::candidate);
     if (!candidate_side) {
       return false;
@@ -432,6 +544,7 @@ private:
   std::string m_candidate_source;
   DeviceChoice m_choice;
   fs::path m_scratch;
+  int m_world = 1;
   struct LiveWorker {
     std::string phase;
     std::unique_ptr<sandbox::WorkerClient> client;

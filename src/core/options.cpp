@@ -46,6 +46,10 @@ std::vector<std::string> validate(const EvalOptions& o) {
   if (o.gpu < 0) {
     problems.push_back("--gpu must not be negative");
   }
+  if (o.world_size < 0 || o.world_size > 64) {
+    problems.push_back(
+        "--world-size must be between 1 and 64 (0: the problem's KBENCH_WORLD_SIZE)");
+  }
   return problems;
 }
 

@@ -14,7 +14,10 @@ struct EvalOptions {
   std::filesystem::path problem;
   std::filesystem::path candidate;
   std::string device = "auto"; // "auto" (cuda when a GPU is present, else cpu), "cuda", "cpu"
-  int gpu = 0;                 // which GPU of the machine when device is cuda
+  int gpu = 0;                 // which GPU of the machine when device is cuda (the first rank's)
+  // Ranks of a collective problem, one process (and GPU) each. 0: the problem's own
+  // KBENCH_WORLD_SIZE, else 1.
+  int world_size = 0;
   int trials = 5;
   std::uint64_t seed = 42;
   std::string variant = "standard";

@@ -37,10 +37,15 @@ nlohmann::json stats_json(const measure::SampleStats& s) {
 }
 
 nlohmann::json timing_side_json(const TimingSide& side) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& stats : side.per_rank_us) {
+    ranks.push_back(stats_json(stats));
+  }
   return {{"method", side.method},
           {"l2_flush", side.l2_flush},
           {"stats", stats_json(side.stats_us)},
-          {"samples_us", side.samples_us}};
+          {"samples_us", side.samples_us},
+          {"per_rank", ranks}};
 }
 
 nlohmann::json comparison_json(const OutputComparison& output) {
@@ -194,6 +199,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"device_name", r.device_name},
         {"variant", r.variant},
         {"precision", r.precision},
+        {"world_size", r.world_size},
         {"seed", r.seed},
         {"trials", r.trials_requested},
         {"atol_override", optional_number(r.atol_override)},

@@ -64,7 +64,8 @@ struct TimingSide {
   std::string method; // "cuda_event", "perf_counter"
   bool l2_flush = false;
   measure::SampleStats stats_us;
-  std::vector<double> samples_us;
+  std::vector<double> samples_us; // with several ranks: barrier to the slowest rank's end
+  std::vector<measure::SampleStats> per_rank_us; // each rank's own spans; empty for one rank
 };
 
 struct TimingInfo {
@@ -101,6 +102,7 @@ struct EvalResult {
   std::string device_name; // "NVIDIA H200", "cpu"
   std::string variant;
   std::string precision = "fp32";
+  int world_size = 1; // ranks (processes, GPUs) per side
   std::uint64_t seed = 0;
   int trials_requested = 0;
   std::optional<double> atol_override, rtol_override;

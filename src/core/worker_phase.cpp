@@ -26,31 +26,32 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
 
 namespace {
 
-// The GPU the workers see: --gpu picks among the GPUs this process can see, so an outer
-// CUDA_VISIBLE_DEVICES is respected rather than replaced.
-std::string visible_devices_for(int gpu) {
-  const char* outer = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!outer || !*outer) {
-    return std::to_string(gpu);
-  }
-  const std::string list = outer;
-  std::size_t start = 0;
-  for (int i = 0; i < gpu; ++i) {
-    const std::size_t comma = list.find(',', start);
-    if (comma == std::string::npos) {
-      return std::to_string(gpu);
+// The GPUs the workers see: --gpu picks among the GPUs this process can see, so an outer
+// CUDA_VISIBLE_DEVICES is respected rather than replaced. Several ranks see all the ranks'
+// GPUs, as under torchrun, and each takes cuda:LOCAL_RANK.
+std::string visible_devices_for(int first_gpu, int count) {
+  std::vector<std::string> outer;
+  if (const char* value = std::getenv("CUDA_VISIBLE_DEVICES"); value && *value) {
+    std::stringstream list(value);
+    for (std::string item; std::getline(list, item, ',');) {
+      outer.push_back(item);
     }
-    start = comma + 1;
   }
-  const std::size_t comma = list.find(',', start);
-  return list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  std::string visible;
+  for (int gpu = first_gpu; gpu < first_gpu + count; ++gpu) {
+    const auto index = static_cast<std::size_t>(gpu);
+    visible +=
+        (visible.empty() ? "" : ",") + (index < outer.size() ? outer[index] : std::to_string(gpu));
+  }
+  return visible;
 }
 
 } // namespace
 
-DeviceChoice choose_device(const std::string& wanted, int gpu_index) {
+DeviceChoice choose_device(const std::string& wanted, int gpu_index, int world_size) {
   const auto& probe = sched::probe_devices();
   DeviceChoice choice;
+  choice.world_size = world_size;
   const std::string device = wanted == "auto" ? (probe.gpus.empty() ? "cpu" : "cuda") : wanted;
   if (device == "cpu") {
     choice.device = choice.device_name = "cpu";
@@ -64,6 +65,11 @@ DeviceChoice choose_device(const std::string& wanted, int gpu_index) {
   } else if (gpu_index >= static_cast<int>(probe.gpus.size())) {
     choice.unsupported = fmt::format("--gpu {} does not exist: this machine shows {} GPU(s)",
                                      gpu_index, probe.gpus.size());
+  } else if (gpu_index + world_size > static_cast<int>(probe.gpus.size())) {
+    choice.unsupported = fmt::format(
+        "world size {} needs {} GPUs from --gpu {} on, and this machine shows {}: run on a "
+        "machine with more GPUs, or with --device cpu (gloo)",
+        world_size, world_size, gpu_index, probe.gpus.size());
   } else {
     choice.gpu = probe.gpus[static_cast<std::size_t>(gpu_index)];
     choice.device = "cuda:0";
@@ -88,7 +94,7 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   if (choice.gpu) {
     env["TORCH_CUDA_ARCH_LIST"] = choice.gpu->arch_list_entry();
     if (role != WorkerRole::compile) {
-      env["CUDA_VISIBLE_DEVICES"] = visible_devices_for(gpu_index);
+      env["CUDA_VISIBLE_DEVICES"] = visible_devices_for(gpu_index, choice.world_size);
     }
   }
   return launch;
@@ -178,6 +184,7 @@ PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& requ
   using Kind = sandbox::WorkerReply::Kind;
   const sandbox::WorkerReply reply = worker.request(request, deadline);
   PhaseOutcome outcome;
+  outcome.reply = reply.kind;
   const bool reference = role == WorkerRole::reference;
   switch (reply.kind) {
   case Kind::answered: {

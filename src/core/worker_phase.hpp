@@ -32,12 +32,13 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
 
 // The device an evaluation runs on, resolved from --device and --gpu.
 struct DeviceChoice {
-  std::string device;      // "cuda:0" (workers see only the chosen GPU) or "cpu"
+  std::string device;      // "cuda:0" (workers see only the chosen GPUs) or "cpu"
   std::string device_name; // "NVIDIA H200", "cpu"
   std::optional<sched::GpuInfo> gpu;
   std::string unsupported; // why the request cannot be met here; empty when it can
+  int world_size = 1;      // ranks, one GPU each on cuda: GPUs gpu_index .. gpu_index+world-1
 };
-DeviceChoice choose_device(const std::string& wanted, int gpu_index);
+DeviceChoice choose_device(const std::string& wanted, int gpu_index, int world_size = 1);
 
 // The launch of a worker for `role` on `choice`: its working directory, TMPDIR, the device it
 // sees (none for the compile role: a candidate's import cannot touch the GPU) and the arch list
@@ -54,6 +55,7 @@ struct PhaseOutcome {
   std::string log;
   nlohmann::json body;        // the answer, when the worker answered
   bool worker_usable = false; // false after a crash, a timeout or a fatal CUDA error
+  sandbox::WorkerReply::Kind reply = sandbox::WorkerReply::Kind::answered;
 };
 
 // Sends `request` and interprets the reply. `doing` says what the phase was doing, for

@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <poll.h>
+#include <signal.h>
 #include <thread>
 #include <unistd.h>
 
@@ -35,6 +36,12 @@ WorkerClient::WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes)
 WorkerClient::~WorkerClient() {
   m_process.kill_group();
   m_process.wait();
+}
+
+void WorkerClient::kill_from_other_thread() {
+  if (m_process.pid() > 0) {
+    ::kill(-m_process.pid(), SIGKILL);
+  }
 }
 
 bool WorkerClient::alive() {

@@ -37,6 +37,10 @@ public:
   // Asks the worker to leave, then kills its group if it has not within `grace`.
   void shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
   bool alive();
+  // SIGKILL to the worker's group while another thread waits in `request` (a rank whose peer
+  // failed would wait in a collective until its deadline); that call then returns `died`.
+  // Only the pid is read, which never changes, so it is safe across threads.
+  void kill_from_other_thread();
 
   const OutputCapture& stdout_capture() const { return m_stdout; }
   const OutputCapture& stderr_capture() const { return m_stderr; }

@@ -4,6 +4,7 @@
 #include "worker/native_bindings.hpp"
 
 #include "core/seeding.hpp"
+#include "worker/native_measure_bindings.hpp"
 
 #include <string>
 #include <tuple>
@@ -33,6 +34,7 @@ void bind_native_module(py::module_& module) {
         return derive_seed(base, stream, index);
       },
       py::arg("base_seed"), py::arg("stream"), py::arg("index"));
+  bind_measure_module(module);
 }
 
 } // namespace kbench::worker

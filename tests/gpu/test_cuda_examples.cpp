@@ -103,3 +103,34 @@ TEST(CudaProblemsCheck, TinyProblemIsLaunchBoundAndABundledOneIsNot) {
   EXPECT_GT(reports[1]["device_memory_bytes"].get<long long>(),
             reports[1]["peak_memory_bytes"].get<long long>());
 }
+
+// The bundled collective problems on as many GPUs as the machine lends, NCCL between the ranks
+// (issue 6): every rank's outputs are compared, and a sample spans the slowest rank.
+TEST(CudaCollectives, BundledProblemsOnEveryGpuCount) {
+  REQUIRE_GPU();
+  const int gpus = static_cast<int>(kbench::sched::probe_devices().gpus.size());
+  if (gpus < 2) {
+    GTEST_SKIP() << "one GPU here: the collective problems need two or more";
+  }
+  const std::vector<std::string> names = {"all_reduce_mean_affine", "all_gather_softmax",
+                                          "reduce_scatter_bias_tanh", "all_to_all_scale"};
+  std::ofstream report(report_dir().empty() ? "/dev/null" : report_dir() + "/collectives.txt");
+  for (int world = 2; world <= std::min(gpus, 8); world *= 2) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      SCOPED_TRACE(names[i] + " on " + std::to_string(world) + " GPUs");
+      const auto run = run_kbench(
+          {"eval",
+           repo_path("problems/collectives/" + std::to_string(i + 1) + "_" + names[i] + ".py"),
+           repo_path("examples/cuda/collective_" + names[i] + ".py"), "--device", "cuda",
+           "--world-size", std::to_string(world), "--trials", "3", "--variant", "popcorn"});
+      report << run.stdout_text << "\n";
+      ASSERT_EQ(run.result.value("status", ""), "ok") << run.result.value("message", "");
+      EXPECT_EQ(run.result["config"]["world_size"], world);
+      for (const auto& trial : run.result["correctness"]["trials"]) {
+        EXPECT_EQ(trial["outputs"].size(), static_cast<std::size_t>(world));
+      }
+      EXPECT_EQ(run.result["timing"]["candidate"]["per_rank"].size(),
+                static_cast<std::size_t>(world));
+    }
+  }
+}

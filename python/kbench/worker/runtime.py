@@ -33,7 +33,42 @@ def configure_device(device: str) -> torch.device:
         torch.cuda.set_device(dev)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    join_ranks(dev)
     return dev
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def join_ranks(dev: torch.device) -> None:
+    """Joins the ranks' default process group (the orchestrator set torchrun's variables) before
+    any problem or candidate code runs, so that `maybe_init_process_group()` in a problem finds
+    it. NCCL on GPUs, gloo on the CPU. The timeout is short: a rank that never arrives has died,
+    and the orchestrator reports that rank."""
+    if world_size() <= 1:
+        return
+    import datetime
+
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return
+    options = {"device_id": dev} if dev.type == "cuda" else {}
+    dist.init_process_group(
+        backend="nccl" if dev.type == "cuda" else "gloo",
+        timeout=datetime.timedelta(seconds=int(os.environ.get("KBENCH_RENDEZVOUS_TIMEOUT_S", "120"))),
+        **options,
+    )
+
+
+def barrier(dev: torch.device) -> None:
+    import torch.distributed as dist
+
+    if dev.type == "cuda":
+        dist.barrier(device_ids=[dev.index])
+    else:
+        dist.barrier()
 
 
 PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

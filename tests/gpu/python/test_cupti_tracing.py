@@ -1,0 +1,103 @@
+"""CUPTI activity tracing and NVML clocks through kbench_native, on a real GPU. Skips without
+one. Run on the GPU machine: PYTHONPATH=build-gpu/python:python pytest -s tests/gpu/python."""
+
+import time
+
+import pytest
+import torch
+
+kn = pytest.importorskip("kbench_native")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no usable GPU: skipped")
+
+
+@pytest.fixture(scope="module")
+def tracing():
+    assert kn.cupti_load() == "", kn.cupti_load()
+    assert kn.cupti_start() == ""
+    print("cupti library:", kn.cupti_library_path(), "notes:", kn.cupti_notes())
+    yield
+    kn.cupti_stop()
+
+
+def _traced(fn, caller):
+    torch.cuda.synchronize()
+    kn.cupti_flush()
+    start = kn.cupti_timestamp_ns()
+    fn()
+    torch.cuda.synchronize()
+    end = kn.cupti_timestamp_ns()
+    return kn.summarize_call(start, end, kn.cupti_stream_id(0, caller.cuda_stream), [])
+
+
+def test_kernels_on_every_stream_are_seen(tracing):
+    x = torch.randn(1 << 22, device="cuda")
+    caller = torch.cuda.Stream()
+    side = torch.cuda.Stream()
+
+    def call():
+        with torch.cuda.stream(caller):
+            x.mul(2)
+            with torch.cuda.stream(side):
+                x.add(1)
+
+    s = _traced(call, caller)
+    print(s)
+    assert s["kernel_count"] == 2
+    assert s["off_caller_stream_work"]
+    assert s["device_us"] > 0
+    assert len(s["streams"]) == 2
+
+
+def test_legacy_default_stream_is_named(tracing):
+    x = torch.randn(1 << 20, device="cuda")
+    caller = torch.cuda.Stream()
+
+    def call():
+        with torch.cuda.stream(torch.cuda.default_stream()):
+            x.mul(3)
+
+    s = _traced(call, caller)
+    print(s["legacy_default_stream_id"], s["streams"])
+    assert s["off_caller_stream_work"]
+    assert s["legacy_default_stream"]
+
+
+def test_copies_and_allocations_are_counted(tracing):
+    host = torch.randn(1 << 20)
+    caller = torch.cuda.current_stream()
+
+    def call():
+        host.to("cuda")
+        torch.empty(256 << 20, dtype=torch.uint8, device="cuda").zero_()
+
+    s = _traced(call, caller)
+    print({k: s[k] for k in ("copy_count", "copy_bytes", "copies_by_kind", "set_count", "allocated_bytes", "allocation_count")})
+    assert s["copy_bytes"] >= 4 << 20
+    assert s["copies_by_kind"].get("HtoD", {}).get("count", 0) >= 1
+
+
+def test_tracing_overhead_per_call(tracing):
+    x = torch.randn(1024, device="cuda")
+    caller = torch.cuda.current_stream()
+    per_call = []
+    for traced in (False, True):
+        torch.cuda.synchronize()
+        begin = time.perf_counter()
+        for _ in range(200):
+            if traced:
+                _traced(lambda: x.add(1), caller)
+            else:
+                x.add(1)
+                torch.cuda.synchronize()
+        per_call.append((time.perf_counter() - begin) / 200 * 1e6)
+    print(f"host µs per tiny call: untraced {per_call[0]:.1f}, traced+flushed {per_call[1]:.1f}")
+
+
+def test_nvml_clocks():
+    props = torch.cuda.get_device_properties(0)
+    bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    assert kn.nvml_load(bus) == "", kn.nvml_load(bus)
+    reading, limits = kn.nvml_read(), kn.nvml_limits()
+    print(bus, reading, limits, kn.nvml_energy_mj())
+    assert reading["sm_mhz"] > 0
+    assert limits["max_sm_mhz"] >= reading["sm_mhz"]
