@@ -40,7 +40,26 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option_function<int>(
       "--run-timeout", [&o](int s) { o.run_timeout = std::chrono::seconds(s); },
       "deadline of each reference/candidate phase in seconds (default 300)");
-  command.add_option("--iterations", o.timing_iterations, "timed calls per side")
+  command.add_option("--min-samples", o.min_samples, "stopping rule: at least this many samples")
+      ->capture_default_str();
+  command
+      .add_option("--max-noise", o.max_noise,
+                  "stopping rule: relative std to reach (0.005 = 0.5 %)")
+      ->capture_default_str();
+  command
+      .add_option("--min-time", o.min_time_s, "stopping rule: seconds of measured time per side")
+      ->capture_default_str();
+  command
+      .add_option("--timing-timeout", o.timing_timeout_s, "wall-clock seconds of sampling at most")
+      ->capture_default_str();
+  command.add_flag("--warm", o.warm, "no L2 flush before each sample (warm-cache timing)");
+  command.add_flag("!--no-compile-baseline", o.compile_baseline,
+                   "do not time the reference under torch.compile");
+  command.add_option("--pool-size", o.pool_size, "fresh input sets the timed calls cycle through")
+      ->capture_default_str();
+  command
+      .add_option("--iterations", o.timing_iterations,
+                  "fixed timed calls per side, no stopping rule (0: the rule decides)")
       ->capture_default_str();
   command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
   command.add_flag_function(

@@ -27,10 +27,22 @@ namespace {
 
 std::string timing_line(const TimingSide& side) {
   const auto& s = side.stats_us;
-  return fmt::format("median {} (mean {}, std {}, min {}, n {}, {}{})",
-                     format_duration_us(s.median), format_duration_us(s.mean),
-                     format_duration_us(s.std), format_duration_us(s.min), s.n, side.method,
-                     side.l2_flush ? ", L2 flushed" : "");
+  std::string text = fmt::format("median {} (p10 {}, p90 {}, noise {:.1f} %, n {}, {}{}",
+                                 format_duration_us(s.median), format_duration_us(s.p10),
+                                 format_duration_us(s.p90), s.noise * 100.0, s.n, side.method,
+                                 side.l2_flush ? ", L2 flushed" : "");
+  if (side.host_stats_us.n > 0 && side.method != "perf_counter") {
+    text += fmt::format("; host {}", format_duration_us(side.host_stats_us.median));
+  }
+  if (!side.stop_reason.empty()) {
+    text += "; stopped: " + side.stop_reason;
+  }
+  return text + ")";
+}
+
+std::string speedup_text(double speedup, const std::optional<Interval>& ci) {
+  return ci ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", speedup, ci->low, ci->high)
+            : fmt::format("{:.2f}x", speedup);
 }
 
 // Each rank's own median, after the overall span: a slow rank shows up here.
@@ -95,9 +107,31 @@ std::string format_summary(const EvalResult& r) {
       line("ref ranks", per_rank_line(*r.timing.reference));
     }
   }
+  if (r.timing.reference_compiled) {
+    line("compiled", timing_line(*r.timing.reference_compiled));
+  }
   if (r.timing.speedup) {
-    line("speedup",
-         fmt::format("{:.2f}x (reference median / candidate median)", *r.timing.speedup));
+    std::string text = speedup_text(*r.timing.speedup, r.timing.speedup_ci) + " vs eager";
+    if (r.timing.speedup_vs_compiled) {
+      text += ", " + speedup_text(*r.timing.speedup_vs_compiled, r.timing.speedup_vs_compiled_ci) +
+              " vs torch.compile";
+    }
+    line("speedup", text + " (ratio of medians, 95 % interval)");
+    if (r.timing.fusion_ratio || r.timing.memory_ratio) {
+      line("launches",
+           fmt::format("{} per call (reference {}), memory peak {} of the reference's",
+                       r.timing.candidate && r.timing.candidate->launches_per_call
+                           ? fmt::format("{:.0f}", *r.timing.candidate->launches_per_call)
+                           : "-",
+                       r.timing.reference && r.timing.reference->launches_per_call
+                           ? fmt::format("{:.0f}", *r.timing.reference->launches_per_call)
+                           : "-",
+                       r.timing.memory_ratio ? fmt::format("{:.2f}x", *r.timing.memory_ratio)
+                                             : "-"));
+    }
+    for (const auto& flag : r.timing.flags) {
+      line("flag", flag.id + ": " + flag.message);
+    }
   } else if (!r.timing.skipped_reason.empty()) {
     line("timing", "not measured: " + r.timing.skipped_reason);
   }

@@ -1,6 +1,7 @@
 #include "core/evaluation.hpp"
 
 #include "compare/compare_outputs.hpp"
+#include "core/paired_timing.hpp"
 #include "core/problem_checking.hpp"
 #include "core/problem_metadata.hpp"
 #include "core/rank_group.hpp"
@@ -374,20 +375,26 @@ private:
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
     const nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
     const auto request = [&](int rank) {
-      return nlohmann::json{{"op", "reference"},
-                            {"problem", m_result.problem_path},
-                            {"device", device_for_rank(rank)},
-                            {"variant", m_options.variant},
-                            {"precision", m_options.precision},
-                            {"init_seed", m_options.seed},
-                            {"trials", trials},
-                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
-                            {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
+      return nlohmann::json{
+          {"op", "reference"},
+          {"problem", m_result.problem_path},
+          {"device", device_for_rank(rank)},
+          {"variant", m_options.variant},
+          {"precision", m_options.precision},
+          {"init_seed", m_options.seed},
+          {"trials", trials},
+          {"pool_size", m_world == 1 && m_options.measure_time ? m_options.pool_size : 0},
+          {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
+          {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
     };
     PhaseOutcome outcome = run_ranks(ranks, request, m_options.run_timeout, WorkerRole::reference,
                                      "running the reference's trials", "")
                                .first;
     if (outcome.ok) {
+      if (outcome.body.contains("pool") && outcome.body["pool"].is_object()) {
+        m_pool_size = outcome.body["pool"].value("size", 0);
+        m_pool_input_bytes = outcome.body["pool"].value("bytes_per_set", std::int64_t{0});
+      }
       for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
         TrialResult result;
         result.index = trial.value("index", 0);
@@ -457,10 +464,11 @@ private:
 
   std::optional<TimingSide> time_side(const std::vector<sandbox::WorkerClient*>& ranks,
                                       WorkerRole role) {
-    const nlohmann::json request = {{"op", "time"},
-                                    {"warmup", m_options.warmup},
-                                    {"iterations", m_options.timing_iterations},
-                                    {"flush_l2", true}};
+    const nlohmann::json request = {
+        {"op", "time"},
+        {"warmup", m_options.warmup},
+        {"iterations", m_options.timing_iterations > 0 ? m_options.timing_iterations : 30},
+        {"flush_l2", true}};
     const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
     const RankOutcome outcome = run_ranks(
         ranks, [&](int) { return request; }, m_options.run_timeout, role, doing,
@@ -521,6 +529,31 @@ private:
 
   bool measure(const std::vector<sandbox::WorkerClient*>& reference,
                const std::vector<sandbox::WorkerClient*>& candidate) {
+    if (m_world > 1) {
+      return measure_ranks(reference, candidate);
+    }
+    PairedTimingSetup setup;
+    setup.reference = reference[0];
+    setup.candidate = candidate[0];
+    setup.cuda = m_result.device != "cpu";
+    setup.device_name = m_result.device_name;
+    setup.candidate_path = m_result.candidate_path;
+    setup.pool_size = m_pool_size;
+    setup.input_bytes = m_pool_input_bytes;
+    setup.reference_dir = m_scratch / "reference";
+    PairedTimingOutcome outcome = run_paired_timing(m_options, setup);
+    if (!outcome.ok) {
+      fail(outcome.failure.status, outcome.failure.message, outcome.failure.log);
+      m_result.timing.spot_checks = outcome.timing.spot_checks;
+      return false;
+    }
+    m_result.timing = std::move(outcome.timing);
+    return true;
+  }
+
+  // Several ranks: each side timed on its own, every sample from a barrier to the last rank.
+  bool measure_ranks(const std::vector<sandbox::WorkerClient*>& reference,
+                     const std::vector<sandbox::WorkerClient*>& candidate) {
     auto candidate_side = time_side(candidate, WorkerRole::candidate);
     if (!candidate_side) {
       return false;
@@ -545,6 +578,8 @@ private:
   DeviceChoice m_choice;
   fs::path m_scratch;
   int m_world = 1;
+  int m_pool_size = 0;
+  std::int64_t m_pool_input_bytes = 0;
   struct LiveWorker {
     std::string phase;
     std::unique_ptr<sandbox::WorkerClient> client;

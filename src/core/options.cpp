@@ -40,8 +40,15 @@ std::vector<std::string> validate(const EvalOptions& o) {
   if (o.compile_timeout.count() <= 0 || o.run_timeout.count() <= 0) {
     problems.push_back("--compile-timeout and --run-timeout must be positive");
   }
-  if (o.timing_iterations < 1 || o.warmup < 0) {
-    problems.push_back("--iterations must be at least 1 and --warmup not negative");
+  if (o.timing_iterations < 0 || o.warmup < 0) {
+    problems.push_back("--iterations and --warmup must not be negative");
+  }
+  if (o.min_samples < 1 || o.max_noise <= 0 || o.min_time_s < 0 || o.timing_timeout_s <= 0) {
+    problems.push_back("--min-samples must be at least 1, --max-noise and --timing-timeout "
+                       "positive and --min-time not negative");
+  }
+  if (o.pool_size < 1 || o.pool_size > 64) {
+    problems.push_back("--pool-size must be between 1 and 64");
   }
   if (o.gpu < 0) {
     problems.push_back("--gpu must not be negative");

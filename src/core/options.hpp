@@ -28,7 +28,16 @@ struct EvalOptions {
   bool measure_time = true;
   bool compile_only = false; // stop after the static check and the build (a suite's prebuild)
   int warmup = 3;
-  int timing_iterations = 30;
+  // Measurement (DESIGN section 4). timing_iterations > 0 fixes the samples per side and turns
+  // the stopping rule off (tests, quick looks); 0 samples until the rule is met.
+  int timing_iterations = 0;
+  int min_samples = 10;
+  double max_noise = 0.005;        // relative std
+  double min_time_s = 0.5;         // measured time per side
+  double timing_timeout_s = 15;    // wall clock per evaluation's sampling
+  bool warm = false;               // no L2 flush before each sample
+  bool compile_baseline = true;    // also time the reference under torch.compile (GPU only)
+  int pool_size = 8;               // input sets R writes for timing
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default
   std::filesystem::path cache_dir; // empty: sched::cache_directory()
   bool keep_scratch = false;

@@ -36,6 +36,11 @@ nlohmann::json stats_json(const measure::SampleStats& s) {
           {"noise_pct", number(s.noise * 100.0)}};
 }
 
+template <typename T>
+nlohmann::json maybe(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 nlohmann::json timing_side_json(const TimingSide& side) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& stats : side.per_rank_us) {
@@ -44,8 +49,29 @@ nlohmann::json timing_side_json(const TimingSide& side) {
   return {{"method", side.method},
           {"l2_flush", side.l2_flush},
           {"stats", stats_json(side.stats_us)},
+          {"host_stats", stats_json(side.host_stats_us)},
+          {"stop_reason", side.stop_reason},
+          {"tracing", side.tracing},
+          {"tracing_overhead_us", maybe(side.tracing_overhead_us)},
+          {"blocks", side.blocks},
+          {"throttled_samples_dropped", side.throttled_samples_dropped},
+          {"sm_clock_mhz",
+           {{"min", maybe(side.min_sm_mhz)},
+            {"max", maybe(side.max_sm_mhz)},
+            {"default", maybe(side.default_sm_mhz)}}},
+          {"launches_per_call", maybe(side.launches_per_call)},
+          {"kernels_per_call", side.kernels_per_call},
+          {"own_kernel_share", maybe(side.own_kernel_share)},
+          {"peak_memory_bytes", maybe(side.peak_memory_bytes)},
+          {"raw_allocated_bytes", maybe(side.raw_allocated_bytes)},
+          {"compile_s", maybe(side.compile_s)},
           {"samples_us", side.samples_us},
           {"per_rank", ranks}};
+}
+
+nlohmann::json interval_json(const std::optional<Interval>& interval) {
+  return interval ? nlohmann::json{{"low", interval->low}, {"high", interval->high}}
+                  : nlohmann::json(nullptr);
 }
 
 nlohmann::json comparison_json(const OutputComparison& output) {
@@ -171,7 +197,21 @@ nlohmann::json to_json(const EvalResult& r) {
                            {"skipped_reason", r.timing.skipped_reason}};
   timing["reference"] = r.timing.reference ? timing_side_json(*r.timing.reference) : nullptr;
   timing["candidate"] = r.timing.candidate ? timing_side_json(*r.timing.candidate) : nullptr;
+  timing["reference_compiled"] =
+      r.timing.reference_compiled ? timing_side_json(*r.timing.reference_compiled) : nullptr;
+  timing["compiled_skipped_reason"] = r.timing.compiled_skipped_reason;
   timing["speedup"] = r.timing.speedup ? number(*r.timing.speedup) : nlohmann::json(nullptr);
+  timing["speedup_ci95"] = interval_json(r.timing.speedup_ci);
+  timing["speedup_vs_compiled"] = maybe(r.timing.speedup_vs_compiled);
+  timing["speedup_vs_compiled_ci95"] = interval_json(r.timing.speedup_vs_compiled_ci);
+  timing["memory_ratio"] = maybe(r.timing.memory_ratio);
+  timing["fusion_ratio"] = maybe(r.timing.fusion_ratio);
+  timing["spot_checks"] = r.timing.spot_checks;
+  nlohmann::json flags = nlohmann::json::array();
+  for (const auto& flag : r.timing.flags) {
+    flags.push_back({{"id", flag.id}, {"message", flag.message}});
+  }
+  timing["flags"] = flags;
 
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {

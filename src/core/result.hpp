@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,11 +62,34 @@ struct TrialResult {
 };
 
 struct TimingSide {
-  std::string method; // "cuda_event", "perf_counter"
+  std::string method; // "cupti", "cuda_event", "perf_counter", "barrier_to_last_rank"
   bool l2_flush = false;
-  measure::SampleStats stats_us;
+  measure::SampleStats stats_us;      // device time per call (host time on the CPU)
+  measure::SampleStats host_stats_us; // host latency: call to device idle
+  std::string stop_reason;            // converged, plateau, timeout, fixed
+  std::string tracing;                // "cupti" or why not ("unsupported: ...")
+  std::optional<double> tracing_overhead_us;
+  std::size_t blocks = 0, throttled_samples_dropped = 0;
+  std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
+  std::optional<double> launches_per_call;         // median kernels per call
+  std::map<std::string, int> kernels_per_call;     // by name, in one typical call
+  std::optional<double> own_kernel_share;          // of kernel time: the candidate's own kernels
+  std::optional<std::int64_t> peak_memory_bytes;   // allocator peak above the inputs, one call
+  std::optional<std::int64_t> raw_allocated_bytes; // cudaMalloc seen by CUPTI in that call
+  std::optional<double> compile_s;                 // torch.compile's first calls (compiled side)
   std::vector<double> samples_us; // with several ranks: barrier to the slowest rank's end
   std::vector<measure::SampleStats> per_rank_us; // each rank's own spans; empty for one rank
+};
+
+struct Interval {
+  double low = 0, high = 0; // 95 %
+};
+
+// Something about the timing a reader must know, with a sentence saying what and why.
+struct TimingFlag {
+  std::string
+      id; // no_gpu_work, off_stream_work, below_roofline_floor, speedup_above_10x, launch_bound
+  std::string message;
 };
 
 struct TimingInfo {
@@ -73,7 +97,16 @@ struct TimingInfo {
   std::string skipped_reason;
   std::optional<TimingSide> reference;
   std::optional<TimingSide> candidate;
-  std::optional<double> speedup; // reference median / candidate median
+  std::optional<TimingSide> reference_compiled; // the reference under torch.compile
+  std::optional<double> speedup;                // reference median / candidate median
+  std::optional<Interval> speedup_ci;
+  std::optional<double> speedup_vs_compiled;
+  std::optional<Interval> speedup_vs_compiled_ci;
+  std::string compiled_skipped_reason;
+  std::optional<double> memory_ratio;   // candidate peak / reference peak
+  std::optional<double> fusion_ratio;   // reference launches per call / candidate's
+  std::vector<std::string> spot_checks; // "call 0 (pool set 0): passed", ...
+  std::vector<TimingFlag> flags;
 };
 
 // What each worker process did: kept so that a failure can be read in full afterwards.

@@ -53,23 +53,60 @@ TEST(CudaExamples, SuiteMeetsEveryExpectation) {
   EXPECT_NE(run.stdout_text.find("0 not as expected"), std::string::npos) << run.stdout_text;
 }
 
-// The suite's own documents: the relu candidate's timing must be a plausible GPU time (256 MiB
-// moved: tens of µs on an H100-class GPU, never sub-µs, never seconds), measured with events
-// after an L2 flush, on the GPU kbench reports.
-TEST(CudaTiming, ReluIsTimedWithEventsAndAFlushedL2) {
+// The measurement engine on the GPU: CUPTI device time of every call, host latency beside it,
+// the L2 flushed, the reference timed eager and under torch.compile in alternating blocks, a
+// speedup with its interval, launches and memory. The relu moves 256 MiB: tens of µs on an
+// H100-class GPU, never sub-µs, never seconds.
+TEST(CudaTiming, ReluIsTracedWithCuptiInPairedBlocks) {
   REQUIRE_GPU();
-  const auto run = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                               repo_path("examples/cuda/level1_relu.py"), "--device", "cuda",
-                               "--trials", "2", "--iterations", "20", "--quiet"});
+  const auto run =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("examples/cuda/level1_relu.py"), "--device", "cuda", "--trials", "2"});
+  if (!report_dir().empty()) {
+    std::ofstream(report_dir() + "/timing-relu.txt") << run.stdout_text;
+    std::ofstream(report_dir() + "/timing-relu.json") << run.result.dump(1);
+  }
   ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "");
-  const auto& candidate = run.result["timing"]["candidate"];
-  EXPECT_EQ(candidate["method"], "cuda_event");
+  const auto& timing = run.result["timing"];
+  const auto& candidate = timing["candidate"];
+  EXPECT_EQ(candidate["method"], "cupti") << candidate["tracing"];
   EXPECT_TRUE(candidate["l2_flush"].get<bool>());
+  EXPECT_GE(candidate["stats"]["n"].get<int>(), 10);
   const double median = candidate["stats"]["median_us"].get<double>();
   EXPECT_GT(median, 10.0);
   EXPECT_LT(median, 10000.0);
+  EXPECT_GE(candidate["host_stats"]["median_us"].get<double>(), median);
+  EXPECT_EQ(candidate["launches_per_call"], 1.0);
+  EXPECT_GT(candidate["own_kernel_share"].get<double>(), 0.99);
+  EXPECT_FALSE(timing["reference_compiled"].is_null()) << timing["compiled_skipped_reason"];
+  EXPECT_LE(timing["speedup_ci95"]["low"].get<double>(), timing["speedup"].get<double>());
+  EXPECT_GE(timing["speedup_ci95"]["high"].get<double>(), timing["speedup"].get<double>());
+  EXPECT_TRUE(timing["flags"].empty()) << timing["flags"].dump();
+  EXPECT_EQ(timing["spot_checks"].size(), 2u);
   EXPECT_EQ(run.result["config"]["device"], "cuda:0");
   EXPECT_EQ(run.result["config"]["device_name"], kbench::sched::probe_devices().gpus[0].name);
+}
+
+// Work on a stream the caller never waits on, and results served from a cache: the flags and
+// the spot-checks of timed outputs catch them.
+TEST(CudaTiming, SideStreamAndCachedResultsAreCaught) {
+  REQUIRE_GPU();
+  const auto side = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                                repo_path("tests/e2e/candidates/cuda_unjoined_side_stream.py"),
+                                "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
+  const auto cached = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                                  repo_path("tests/e2e/candidates/cuda_cached_result.py"),
+                                  "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
+  if (!report_dir().empty()) {
+    std::ofstream(report_dir() + "/timing-cheats.txt") << side.stdout_text << "\n"
+                                                       << cached.stdout_text;
+  }
+  bool off_stream = false;
+  for (const auto& flag : side.result["timing"]["flags"]) {
+    off_stream = off_stream || flag["id"] == "off_stream_work";
+  }
+  EXPECT_TRUE(off_stream) << side.stdout_text;
+  EXPECT_EQ(cached.result["status"], "incorrect") << cached.stdout_text;
 }
 
 // `kbench problems check` on the GPU: device time per call decides the launch-bound flag, and

@@ -96,4 +96,5 @@ class CandidateSession:
             results.append({"index": index, "outputs": tensor_io.describe(outputs)})
             if self.kept is None:
                 self.kept = (model, inputs)
+        self.inputs_dir, self.outputs_dir = inputs_dir, outputs_dir
         return {"ok": True, "trials": results}

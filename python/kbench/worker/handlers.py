@@ -11,7 +11,9 @@ A worker holds at most one session: a reference session (process R) or a candida
   problem_check {problem, device, variant, precision, init_seed, trials, outputs_dir}
                                  the reference-side measurements of `kbench problems check`
   time {warmup, iterations, flush_l2}
-                                 times the session's model on its first trial's inputs
+                                 times the session's model on its first trial's inputs (ranks)
+  time_block {calls, warmup, warm, target, pool_size, memory, keep_outputs, block, outputs_dir}
+                                 one block of the measurement engine's paired timing
 """
 
 import json
@@ -120,7 +122,31 @@ def _time(request):
         raise
 
 
+def _time_block(request):
+    from .candidate_phase import runtime_failure
+    from .measurement import TimingSession
+
+    session = _session["value"]
+    if session is None or session.kept is None:
+        raise PhaseError("harness_error", "time_block requested before any trial ran in this worker")
+    try:
+        first = getattr(session, "timing", None) is None
+        if first:
+            session.timing = TimingSession(session, request)
+        answer = session.timing.block(dict(request, outputs_dir=str(session.outputs_dir)))
+        if first:
+            answer["setup"] = session.timing.describe()
+        return answer
+    except PhaseError:
+        raise
+    except BaseException as exc:
+        if _session["kind"] == "candidate":
+            raise runtime_failure(exc, session.path, "timing ModelNew.forward")
+        raise
+
+
 HANDLERS = {
+    "time_block": _time_block,
     "hello": _hello,
     "static_check": _static_check,
     "compile": _compile,

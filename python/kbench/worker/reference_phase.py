@@ -77,7 +77,38 @@ class ReferenceSession:
             )
             if self.kept is None:
                 self.kept = (model, inputs)
-        return {"ok": True, "trials": results}
+        self.inputs_dir, self.outputs_dir = inputs_dir, outputs_dir
+        answer = {"ok": True, "trials": results}
+        if request.get("pool_size") and results:
+            answer["pool"] = self._write_pool(request, int(request["trials"][0]["seed"]))
+        return answer
+
+    def _write_pool(self, request, shape_seed):
+        """The timing pool (DESIGN section 2): sets of inputs with the first trial's shapes and
+        fresh data, each with the reference's outputs so that timed calls can be spot-checked.
+        As many as `pool_size`, fewer when they would take more than a fifth of the device's
+        memory (2 GiB at most)."""
+        import kbench_native
+
+        from kernelbench import popcorn_random_inputs
+
+        model, first = self.kept
+        each = sum(t.numel() * t.element_size() for t in first if isinstance(t, torch.Tensor))
+        budget = 2 << 30
+        if self.device.type == "cuda":
+            budget = min(budget, torch.cuda.get_device_properties(self.device).total_memory // 5)
+        size = max(1, min(int(request["pool_size"]), budget // max(each, 1)))
+        for k in range(size):
+            popcorn_random_inputs._begin_trial(shape_seed, self.variant)
+            runtime.set_seed(kbench_native.derive_seed(shape_seed, "pool", k) & 0xFFFFFFFF)
+            inputs = runtime.cast_inputs(
+                _as_list(self.problem.get_inputs(), "get_inputs()", self.problem_path), self.device, self.dtype
+            )
+            with torch.no_grad():
+                outputs = tensor_io.flatten_outputs(model(*inputs), "the reference")
+            tensor_io.save_values(inputs, self.inputs_dir / f"pool_{k}.inputs", "input")
+            tensor_io.save_outputs(outputs, self.outputs_dir / f"pool_{k}.outputs.safetensors")
+        return {"size": size, "bytes_per_set": each}
 
 
 def _as_list(value, what, path):

@@ -1,0 +1,191 @@
+"""The worker's half of the measurement engine (DESIGN section 4): blocks of timed calls that
+the orchestrator alternates between processes R and C.
+
+Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed on
+the timing stream outside the timed span (unless warm), a device synchronise, then the call on a
+dedicated stream, then a device synchronise. `host_us` is that span on the host clock;
+`device_us` is CUPTI's first-to-last GPU activity of the call on every stream. Without CUPTI
+on a GPU, `device_us` falls back to CUDA events on the timing stream (and says so); on the CPU
+only `host_us` exists."""
+
+import re
+import time
+from pathlib import Path
+
+import torch
+
+from . import runtime, tensor_io
+from .tracing import Clocks, Tracer
+
+_OWN_KERNEL = [
+    re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:[\w:<>,\s\*&]+?\s+)?(\w+)\s*\("),
+    re.compile(r"@triton\.jit[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)"),
+]
+
+
+def own_kernel_names(path) -> list:
+    """The candidate's own kernels, by name, from its source: CUDA `__global__` functions and
+    Triton `@triton.jit` functions. Every other kernel is torch's or a vendor library's."""
+    if not path:
+        return []
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    names = set()
+    for pattern in _OWN_KERNEL:
+        names.update(pattern.findall(text))
+    names.discard("void")
+    return sorted(names)
+
+
+class TimingSession:
+    def __init__(self, session, request):
+        self.session = session
+        self.device = session.device
+        self.warm = bool(request.get("warm", False))
+        self.pool = [
+            tensor_io.load_values(Path(session.inputs_dir) / f"pool_{k}.inputs", self.device)
+            for k in range(int(request.get("pool_size", 0)))
+        ] or [session.kept[1]]
+        self.next_input = 0
+        self.cuda = self.device.type == "cuda"
+        self.tracer = Tracer(self.device)
+        self.clocks = Clocks(self.device)
+        self.own = own_kernel_names(getattr(session, "path", None))
+        self.compiled = None
+        self.compile_s = None
+        if self.cuda:
+            self.stream = torch.cuda.Stream(device=self.device)
+            l2 = int(torch.cuda.get_device_properties(self.device).L2_cache_size)
+            self.flush = torch.empty(max(l2, 1 << 20), dtype=torch.uint8, device=self.device)
+            self.tracer.measure_overhead(self.device)
+            self.caller_id = self.tracer.stream_id(self.stream) if self.tracer.active else None
+
+    def describe(self):
+        return {
+            "tracing": "cupti" if self.tracer.active else self.tracer.reason,
+            "tracing_overhead_us": self.tracer.overhead_us,
+            "legacy_stream_id": self.tracer.legacy_stream_id,
+            "clock": "nvml" if not self.clocks.reason else self.clocks.reason,
+            "default_sm_mhz": self.clocks.default_sm_mhz,
+            "pool_size": len(self.pool),
+            "own_kernels": self.own,
+            "l2_flush_bytes": int(self.flush.numel()) if self.cuda and not self.warm else 0,
+        }
+
+    def model_for(self, target):
+        model = self.session.kept[0]
+        if target != "compiled":
+            return model
+        if self.compiled is None:
+            start = time.perf_counter()
+            self.compiled = torch.compile(model)  # inductor, default mode
+            with torch.no_grad():
+                for _ in range(3):
+                    self.compiled(*self.pool[0])
+            runtime.synchronize(self.device)
+            self.compile_s = time.perf_counter() - start
+        return self.compiled
+
+    def _call(self, model, inputs):
+        if self.cuda:
+            with torch.cuda.stream(self.stream):
+                return model(*inputs)
+        return model(*inputs)
+
+    def block(self, request):
+        model = self.model_for(request.get("target", "eager"))
+        calls = int(request.get("calls", 10))
+        keep = set(request.get("keep_outputs", []))
+        answer = {"ok": True, "host_us": [], "pool_indices": []}
+        with torch.no_grad():
+            for _ in range(int(request.get("warmup", 0))):
+                self._call(model, self.pool[0])
+            runtime.synchronize(self.device)
+            if request.get("memory"):
+                answer["memory"] = self._memory(model)
+            clock_before = self.clocks.sm_mhz()
+            windows, events, kept = [], [], {}
+            for i in range(calls):
+                k = self.next_input % len(self.pool)
+                self.next_input += 1
+                inputs = self.pool[k]
+                if self.cuda and not self.warm:
+                    with torch.cuda.stream(self.stream):
+                        self.flush.zero_()
+                runtime.synchronize(self.device)
+                traced = self.cuda and self.tracer.active
+                start_ns = self.tracer.now_ns() if traced else 0
+                if self.cuda and not traced:
+                    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    begin.record(self.stream)
+                host_start = time.perf_counter_ns()
+                output = self._call(model, inputs)
+                if self.cuda and not traced:
+                    end.record(self.stream)
+                runtime.synchronize(self.device)
+                answer["host_us"].append((time.perf_counter_ns() - host_start) / 1000.0)
+                if traced:
+                    windows.append((start_ns, self.tracer.now_ns()))
+                elif self.cuda:
+                    events.append((begin, end))
+                answer["pool_indices"].append(k)
+                if i in keep:
+                    kept[i] = (k, output)
+            clock_after = self.clocks.sm_mhz()
+        answer["sm_mhz"] = [clock_before, clock_after]
+        if windows:
+            summaries = self.tracer.summarize(windows, self.caller_id, self.own)
+            answer["device_us"] = [s["device_us"] for s in summaries]
+            answer["method"] = "cupti"
+            answer["calls"] = [_call_facts(s, self.tracer.legacy_stream_id) for s in summaries]
+        elif events:
+            answer["device_us"] = [b.elapsed_time(e) * 1000.0 for b, e in events]
+            answer["method"] = "cuda_event"
+        else:
+            answer["method"] = "perf_counter"
+        if self.compile_s is not None:
+            answer["compile_s"] = self.compile_s
+        answer["kept_outputs"] = self._save_kept(kept, request)
+        return answer
+
+    def _memory(self, model):
+        """Peak device bytes one call adds: the caching allocator's peak above what was
+        allocated before, and the raw allocations CUPTI saw (cudaMalloc the allocator or the
+        candidate made)."""
+        if not self.cuda:
+            return None
+        torch.cuda.synchronize(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        base = torch.cuda.memory_allocated(self.device)
+        start = self.tracer.now_ns() if self.tracer.active else 0
+        self._call(model, self.pool[0])
+        torch.cuda.synchronize(self.device)
+        facts = {"allocator_peak_bytes": int(torch.cuda.max_memory_allocated(self.device) - base)}
+        if self.tracer.active:
+            summary = self.tracer.summarize([(start, self.tracer.now_ns())], self.caller_id, self.own)[0]
+            facts["raw_allocated_bytes"] = int(summary["allocated_bytes"])
+        return facts
+
+    def _save_kept(self, kept, request):
+        saved = []
+        for i, (k, output) in sorted(kept.items()):
+            path = Path(request["outputs_dir"]) / f"timed_{request.get('block', 0)}_{i}.outputs.safetensors"
+            tensor_io.save_outputs(tensor_io.flatten_outputs(output, "the timed call"), path)
+            saved.append({"call": i, "pool_index": k, "file": str(path)})
+        return saved
+
+
+def _call_facts(summary, legacy_stream_id):
+    """What the orchestrator needs of one call's CUPTI summary."""
+    return {
+        "kernel_count": summary["kernel_count"],
+        "kernels_by_name": {name: v["count"] for name, v in summary["kernels_by_name"].items()},
+        "kernel_us": summary["kernel_us"],
+        "own_kernel_us": summary["own_kernel_us"],
+        "copy_count": summary["copy_count"],
+        "set_count": summary["set_count"],
+        "allocated_bytes": summary["allocated_bytes"],
+        "off_caller_stream": summary["off_caller_stream_work"],
+        "off_stream_tail_us": summary["off_stream_tail_us"],
+        "legacy_stream": legacy_stream_id is not None and legacy_stream_id in (summary.get("streams") or []),
+        "streams": len(summary.get("streams") or []),
+    }

@@ -1,0 +1,108 @@
+"""CUPTI activity tracing in the worker, through kbench_native (C++, libcupti loaded at run time).
+
+Every timed call is bracketed by CUPTI timestamps; records are flushed once per block of calls
+(a forced flush costs about 0.8 ms on an H200, too much per call) and each call's window is
+summarised in C++: device time from the first to the last GPU activity on any stream, kernels
+by name, copies, sets, allocations, and whether work ran off the caller's stream."""
+
+import time
+
+import torch
+
+import kbench_native as kn
+
+
+class Tracer:
+    def __init__(self, device: torch.device):
+        self.reason = ""
+        self.legacy_stream_id = None
+        self.overhead_us = None
+        if device.type != "cuda":
+            self.reason = "unsupported: CUPTI traces GPU work, and this evaluation runs on the CPU"
+            return
+        reason = kn.cupti_load() or kn.cupti_start()
+        if reason:
+            self.reason = reason if reason.startswith("unsupported") else "unsupported: " + reason
+            return
+        self.legacy_stream_id = self._legacy_stream_id(device)
+
+    @property
+    def active(self) -> bool:
+        return not self.reason
+
+    def stream_id(self, stream) -> int:
+        return kn.cupti_stream_id(0, stream.cuda_stream)
+
+    @staticmethod
+    def _legacy_stream_id(device):
+        """The id CUPTI gives torch's default stream, which is CUDA's legacy default stream: a
+        tiny kernel there shows it (cuptiGetStreamIdEx does not resolve the legacy handle)."""
+        probe = torch.zeros(1, device=device)
+        torch.cuda.synchronize(device)
+        kn.cupti_flush()
+        start = kn.cupti_timestamp_ns()
+        with torch.cuda.stream(torch.cuda.default_stream(device)):
+            probe.add_(1)
+        torch.cuda.synchronize(device)
+        summary = kn.summarize_call(start, kn.cupti_timestamp_ns(), 0xFFFFFFFF, [], flush=True)
+        streams = summary.get("streams") or []
+        return streams[0] if len(streams) == 1 else None
+
+    def measure_overhead(self, device, calls=50):
+        """Host µs that tracing adds to a call (its records, not the flush): a tiny kernel timed
+        with the activity kinds on and off."""
+        if not self.active:
+            return None
+        x = torch.zeros(1, device=device)
+        medians = []
+        for traced in (True, False):
+            if not traced:
+                kn.cupti_stop()
+            samples = []
+            for _ in range(calls):
+                torch.cuda.synchronize(device)
+                begin = time.perf_counter_ns()
+                x.add_(1)
+                torch.cuda.synchronize(device)
+                samples.append((time.perf_counter_ns() - begin) / 1000.0)
+            medians.append(sorted(samples)[len(samples) // 2])
+        kn.cupti_start()
+        torch.cuda.synchronize(device)
+        kn.cupti_flush()
+        self.overhead_us = max(0.0, medians[0] - medians[1])
+        return self.overhead_us
+
+    def summarize(self, windows, caller_stream_id, own_kernels):
+        """One summary per (start_ns, end_ns) window, after one flush."""
+        kn.cupti_flush()
+        return [
+            kn.summarize_call(start, end, caller_stream_id, own_kernels, flush=False)
+            for start, end in windows
+        ]
+
+    @staticmethod
+    def now_ns() -> int:
+        return kn.cupti_timestamp_ns()
+
+
+class Clocks:
+    """The SM clock around each block (NVML), to drop samples taken while the GPU throttled."""
+
+    def __init__(self, device: torch.device):
+        self.reason = ""
+        self.default_sm_mhz = None
+        if device.type != "cuda":
+            self.reason = "unsupported: no GPU clock on the CPU"
+            return
+        props = torch.cuda.get_device_properties(device)
+        bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+        self.reason = kn.nvml_load(bus)
+        if not self.reason:
+            limits = kn.nvml_limits()
+            self.default_sm_mhz = limits.get("default_sm_mhz") or limits.get("max_sm_mhz")
+
+    def sm_mhz(self):
+        if self.reason:
+            return None
+        reading = kn.nvml_read()
+        return reading.get("sm_mhz") if not reading.get("error") else None

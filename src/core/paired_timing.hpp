@@ -1,0 +1,38 @@
+#pragma once
+// The measurement engine's orchestration (DESIGN section 4): processes R and C, both alive,
+// timed in alternating blocks (R eager, C, R under torch.compile, R, C, ...) until every side's
+// stopping rule is met; blocks taken while the GPU throttled are dropped; the speedups come
+// with bootstrap intervals over the paired blocks; the candidate's timed outputs are
+// spot-checked against the reference's for the same inputs.
+#include "core/options.hpp"
+#include "core/result.hpp"
+#include "core/worker_phase.hpp"
+
+#include <filesystem>
+
+namespace kbench {
+
+struct PairedTimingSetup {
+  sandbox::WorkerClient* reference = nullptr;
+  sandbox::WorkerClient* candidate = nullptr;
+  bool cuda = false;
+  std::string device_name;
+  std::string candidate_path;
+  int pool_size = 0;                   // input sets R wrote (0: the first trial's inputs)
+  std::int64_t input_bytes = 0;        // per input set, for the roofline floor
+  std::filesystem::path reference_dir; // R's outputs: pool_<k>.outputs.safetensors
+};
+
+struct PairedTimingOutcome {
+  bool ok = false;
+  PhaseOutcome failure; // when !ok: the side that failed, as a phase outcome
+  TimingInfo timing;
+};
+
+PairedTimingOutcome run_paired_timing(const EvalOptions& options, const PairedTimingSetup& setup);
+
+// Peak DRAM bandwidth (bytes/s) of a GPU by name, provisional until the counters' peak table
+// (issue 4): empty for a GPU not in the list.
+std::optional<double> provisional_peak_bandwidth(const std::string& device_name);
+
+} // namespace kbench
