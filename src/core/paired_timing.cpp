@@ -185,8 +185,15 @@ private:
         side.out.raw_allocated_bytes = memory["raw_allocated_bytes"].get<std::int64_t>();
       }
     }
-    if (body.contains("compile_s")) {
+    if (body.contains("compile_s") && side.target == "compiled") {
       side.out.compile_s = optional_number(body["compile_s"]);
+    }
+    if (side.target == "compiled" && side.out.tracing.empty()) {
+      // The same process as the eager reference: its setup answer came with that side's block.
+      side.out.tracing = m_sides[0].out.tracing;
+      side.out.tracing_overhead_us = m_sides[0].out.tracing_overhead_us;
+      side.out.default_sm_mhz = m_sides[0].out.default_sm_mhz;
+      side.out.l2_flush = m_sides[0].out.l2_flush;
     }
     side.out.method = body.value("method", "");
     side.out.blocks += 1;
