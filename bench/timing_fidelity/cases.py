@@ -1,0 +1,37 @@
+"""The kernels the fidelity benchmark times, each a zero-argument call on the GPU.
+
+Sizes target an H200 (4.8 TB/s): a launch-bound tiny kernel (the seed's 18x44 masked
+broadcast), copies of about 20 µs, 200 µs and 2 ms, a compute-bound fp16 matmul, and a ReLU
+that runs on a side stream the caller never waits on."""
+
+import torch
+
+
+def make_cases(device):
+    cases = {}
+
+    x = torch.randn(18, 44, device=device)
+    mask = torch.rand(18, 44, device=device) > 0.5
+    cases["tiny_masked_broadcast_18x44"] = lambda: x[:1].expand(18, 44) * mask
+
+    for label, n in (("copy_20us", 12_000_000), ("copy_200us", 120_000_000), ("copy_2ms", 1_200_000_000)):
+        src = torch.randn(n, device=device)
+        dst = torch.empty_like(src)
+        cases[label] = (lambda s, d: (lambda: d.copy_(s)))(src, dst)
+
+    a = torch.randn(8192, 8192, device=device, dtype=torch.float16)
+    b = torch.randn(8192, 8192, device=device, dtype=torch.float16)
+    cases["matmul_fp16_8192"] = lambda: a @ b
+
+    side = torch.cuda.Stream(device=device)
+    big = torch.randn(120_000_000, device=device)
+    out = torch.empty_like(big)
+
+    def relu_on_side_stream():
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            torch.clamp(big, min=0.0, out=out)
+        return out
+
+    cases["relu_unjoined_side_stream_200us"] = relu_on_side_stream
+    return cases
