@@ -1,7 +1,7 @@
 """The kernels the fidelity benchmark times, each a zero-argument call on the GPU.
 
 Sizes target an H200 (4.8 TB/s): a launch-bound tiny kernel (the seed's 18x44 masked
-broadcast), copies of about 20 µs, 200 µs and 2 ms, a compute-bound fp16 matmul, and a ReLU
+broadcast), elementwise negations of about 20 µs, 200 µs and 2 ms, a compute-bound fp16 matmul, and a ReLU
 that runs on a side stream the caller never waits on."""
 
 import torch
@@ -14,10 +14,11 @@ def make_cases(device):
     mask = torch.rand(18, 44, device=device) > 0.5
     cases["tiny_masked_broadcast_18x44"] = lambda: x[:1].expand(18, 44) * mask
 
-    for label, n in (("copy_20us", 12_000_000), ("copy_200us", 120_000_000), ("copy_2ms", 1_200_000_000)):
+    # Elementwise kernels, not copy_: a same-dtype copy is a cudaMemcpy, which ncu does not profile.
+    for label, n in (("negate_20us", 12_000_000), ("negate_200us", 120_000_000), ("negate_2ms", 1_200_000_000)):
         src = torch.randn(n, device=device)
         dst = torch.empty_like(src)
-        cases[label] = (lambda s, d: (lambda: d.copy_(s)))(src, dst)
+        cases[label] = (lambda s, d: (lambda: torch.neg(s, out=d)))(src, dst)
 
     a = torch.randn(8192, 8192, device=device, dtype=torch.float16)
     b = torch.randn(8192, 8192, device=device, dtype=torch.float16)

@@ -84,10 +84,13 @@ def ncu_medians(names):
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {}, -1, f"ncu did not complete: {exc}"
     rows = [r for r in csv.DictReader(io.StringIO(_csv_part(run.stdout))) if r.get("Metric Name") == "gpu__time_duration.sum"]
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
     calls, current = [], None
     for row in rows:
-        us = float(row["Metric Value"].replace(",", "")) * scale.get(row["Metric Unit"], 1.0)
+        unit = row["Metric Unit"]
+        if unit not in scale:
+            raise SystemExit(f"ncu reported gpu__time_duration in an unknown unit {unit!r}")
+        us = float(row["Metric Value"].replace(",", "")) * scale[unit]
         if "sleep" in row["Kernel Name"] or "spin" in row["Kernel Name"]:
             current = []
             calls.append(current)
