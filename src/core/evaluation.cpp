@@ -375,26 +375,20 @@ private:
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
     const nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
     const auto request = [&](int rank) {
-      return nlohmann::json{
-          {"op", "reference"},
-          {"problem", m_result.problem_path},
-          {"device", device_for_rank(rank)},
-          {"variant", m_options.variant},
-          {"precision", m_options.precision},
-          {"init_seed", m_options.seed},
-          {"trials", trials},
-          {"pool_size", m_world == 1 && m_options.measure_time ? m_options.pool_size : 0},
-          {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
-          {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
+      return nlohmann::json{{"op", "reference"},
+                            {"problem", m_result.problem_path},
+                            {"device", device_for_rank(rank)},
+                            {"variant", m_options.variant},
+                            {"precision", m_options.precision},
+                            {"init_seed", m_options.seed},
+                            {"trials", trials},
+                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
+                            {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
     };
     PhaseOutcome outcome = run_ranks(ranks, request, m_options.run_timeout, WorkerRole::reference,
                                      "running the reference's trials", "")
                                .first;
     if (outcome.ok) {
-      if (outcome.body.contains("pool") && outcome.body["pool"].is_object()) {
-        m_pool_size = outcome.body["pool"].value("size", 0);
-        m_pool_input_bytes = outcome.body["pool"].value("bytes_per_set", std::int64_t{0});
-      }
       for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
         TrialResult result;
         result.index = trial.value("index", 0);
@@ -532,14 +526,25 @@ private:
     if (m_world > 1) {
       return measure_ranks(reference, candidate);
     }
+    // The pool is written only now, for a correct candidate: on the CPU fewer sets, since
+    // writing them costs seconds there.
+    const int pool =
+        m_result.device == "cpu" ? std::min(m_options.pool_size, 2) : m_options.pool_size;
+    const PhaseOutcome written =
+        run_phase(*reference[0], {{"op", "pool"}, {"pool_size", pool}}, m_options.run_timeout,
+                  WorkerRole::reference, "writing the timing pool", "");
+    if (!written.ok) {
+      fail(written.status, written.message, written.log);
+      return false;
+    }
     PairedTimingSetup setup;
+    setup.pool_size = written.body.value("size", 0);
+    setup.input_bytes = written.body.value("bytes_per_set", std::int64_t{0});
     setup.reference = reference[0];
     setup.candidate = candidate[0];
     setup.cuda = m_result.device != "cpu";
     setup.device_name = m_result.device_name;
     setup.candidate_path = m_result.candidate_path;
-    setup.pool_size = m_pool_size;
-    setup.input_bytes = m_pool_input_bytes;
     setup.reference_dir = m_scratch / "reference";
     PairedTimingOutcome outcome = run_paired_timing(m_options, setup);
     if (!outcome.ok) {
@@ -578,8 +583,6 @@ private:
   DeviceChoice m_choice;
   fs::path m_scratch;
   int m_world = 1;
-  int m_pool_size = 0;
-  std::int64_t m_pool_input_bytes = 0;
   struct LiveWorker {
     std::string phase;
     std::unique_ptr<sandbox::WorkerClient> client;

@@ -342,13 +342,19 @@ private:
       timing.compiled_skipped_reason =
           m_setup.cuda ? "turned off (--no-compile-baseline)" : "GPU evaluations only";
     }
+    // A bootstrap over fewer blocks than this says nothing (one block: a zero-width interval).
+    constexpr std::size_t kMinBlocksForInterval = 5;
     if (const auto estimate = measure::paired_speedup(m_blocks)) {
       timing.speedup = estimate->speedup;
-      timing.speedup_ci = Interval{estimate->low, estimate->high};
+      if (estimate->blocks >= kMinBlocksForInterval) {
+        timing.speedup_ci = Interval{estimate->low, estimate->high};
+      }
     }
     if (const auto estimate = measure::paired_speedup(m_compiled_blocks)) {
       timing.speedup_vs_compiled = estimate->speedup;
-      timing.speedup_vs_compiled_ci = Interval{estimate->low, estimate->high};
+      if (estimate->blocks >= kMinBlocksForInterval) {
+        timing.speedup_vs_compiled_ci = Interval{estimate->low, estimate->high};
+      }
     }
     const auto& ref = *timing.reference;
     const auto& cand = *timing.candidate;

@@ -12,6 +12,7 @@ A worker holds at most one session: a reference session (process R) or a candida
                                  the reference-side measurements of `kbench problems check`
   time {warmup, iterations, flush_l2}
                                  times the session's model on its first trial's inputs (ranks)
+  pool {pool_size}               process R writes the timing pool (input sets and their outputs)
   time_block {calls, warmup, warm, target, pool_size, memory, keep_outputs, block, outputs_dir}
                                  one block of the measurement engine's paired timing
 """
@@ -122,6 +123,13 @@ def _time(request):
         raise
 
 
+def _pool(request):
+    session = _session["value"]
+    if _session["kind"] != "reference" or session.kept is None:
+        raise PhaseError("harness_error", "the timing pool is written by the reference worker after its trials")
+    return session.write_pool(request)
+
+
 def _time_block(request):
     from .candidate_phase import runtime_failure
     from .measurement import TimingSession
@@ -146,6 +154,7 @@ def _time_block(request):
 
 
 HANDLERS = {
+    "pool": _pool,
     "time_block": _time_block,
     "hello": _hello,
     "static_check": _static_check,
