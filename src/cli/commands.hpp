@@ -15,5 +15,6 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& options);
 std::function<int()> register_eval_command(CLI::App& app);
 std::function<int()> register_suite_command(CLI::App& app);
 std::function<int()> register_problems_command(CLI::App& app);
+std::function<int()> register_check_command(CLI::App& app);
 
 } // namespace kbench::cli

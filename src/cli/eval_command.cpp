@@ -15,6 +15,11 @@ namespace kbench::cli {
 void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--device", o.device, "cuda, cpu or auto (cuda when a GPU is present)")
       ->capture_default_str();
+  command
+      .add_option("--backend", o.backend,
+                  "what the static check requires: cuda, triton, cpu or auto (from the source)")
+      ->capture_default_str();
+  command.add_option("--rules", o.rules, "static check rule set (JSON; see docs/static-checks.md)");
   command.add_option("--world-size", o.world_size,
                      "ranks of a collective problem, one process and GPU each (default: the "
                      "problem's KBENCH_WORLD_SIZE, else 1)");

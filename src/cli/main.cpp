@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   const auto run_eval = kbench::cli::register_eval_command(app);
   const auto run_suite = kbench::cli::register_suite_command(app);
   const auto run_problems = kbench::cli::register_problems_command(app);
+  const auto run_check = kbench::cli::register_check_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("problems")) {
     return run_problems();
+  }
+  if (app.got_subcommand("check")) {
+    return run_check();
   }
   std::cerr << app.help();
   return 64;

@@ -89,7 +89,10 @@ std::string format_summary(const EvalResult& r) {
                                 r.compile.cached ? " (cached build reused)" : ""));
   }
   if (!r.trials.empty()) {
-    line("trials", fmt::format("{}/{} passed", r.trials_passed(), r.trials.size()));
+    const auto held_out = std::count_if(r.trials.begin(), r.trials.end(),
+                                        [](const TrialResult& t) { return t.held_out; });
+    line("trials", fmt::format("{}/{} passed{}", r.trials_passed(), r.trials.size(),
+                               held_out ? fmt::format(" ({} held out)", held_out) : ""));
     if (const auto e = r.error_summary()) {
       line("abs error", fmt::format("max {:.3e}, mean {:.3e}", e->max_abs, e->mean_abs));
       line("rel error", fmt::format("max {:.3e}, mean {:.3e}", e->max_rel, e->mean_rel));

@@ -21,6 +21,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -277,9 +278,15 @@ private:
                                 const fs::path& directory = {}) {
     WorkerLaunch launch = worker_launch_for(
         role, m_choice, m_options.gpu, directory.empty() ? m_scratch / phase : directory,
-        m_scratch / "tmp", m_options.python, m_options.output_keep_bytes);
+        m_scratch / "tmp", m_options.python, m_options.output_keep_bytes, m_scratch,
+        extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
+    // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
+    const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
+                           std::chrono::seconds(static_cast<long>(m_options.timing_timeout_s));
+    launch.limits.cpu_seconds = cpu_seconds_limit(deadlines);
     m_workers.push_back({phase, launch_worker(launch), Clock::now()});
+    record_protections(m_result, m_workers.back().client->protections());
     return *m_workers.back().client;
   }
 
@@ -300,10 +307,15 @@ private:
   }
 
   bool static_check(sandbox::WorkerClient& worker) {
-    const PhaseOutcome outcome =
-        run_phase(worker, {{"op", "static_check"}, {"candidate", m_result.candidate_path}},
-                  std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
-                  m_result.candidate_path);
+    const PhaseOutcome outcome = run_phase(
+        worker,
+        {{"op", "static_check"},
+         {"candidate", m_result.candidate_path},
+         {"problem", m_result.problem_path},
+         {"backend", m_options.backend},
+         {"rules", m_options.rules.empty() ? "" : fs::absolute(m_options.rules).string()}},
+        std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
+        m_result.candidate_path);
     if (!outcome.ok) {
       fail(Status::harness_error, "the static check could not run: " + outcome.message,
            outcome.log);
@@ -373,7 +385,11 @@ private:
   // Every rank runs the same trials under the same seeds (PopcornBench's semantics: a problem
   // that wants different data per rank draws it with get_rank()).
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
-    const nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
+    nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
+    // One more trial whose seed comes from the machine's entropy, not --seed: a candidate (or
+    // an agent that saw earlier runs) cannot have prepared for it. Every rank must agree on it.
+    const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
+    trials.push_back({{"index", m_options.trials}, {"seed", held_out_seed}});
     const auto request = [&](int rank) {
       return nlohmann::json{{"op", "reference"},
                             {"problem", m_result.problem_path},
@@ -394,6 +410,7 @@ private:
         result.index = trial.value("index", 0);
         result.seed = trial.value("seed", 0u);
         result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
+        result.held_out = result.index == m_options.trials;
         m_result.trials.push_back(std::move(result));
       }
     }
@@ -443,6 +460,9 @@ private:
               {m_world == 1 ? output_name : fmt::format("rank{}/{}", rank, output_name), result});
         }
       }
+      if (trial.passed && &trial == &m_result.trials.front()) {
+        again_failure(trial);
+      }
       if (!trial.passed && first_failure.empty()) {
         first_failure = fmt::format("trial {}: {}", trial.index, trial.failure);
       }
@@ -454,6 +474,27 @@ private:
                                         m_result.trials.size(), first_failure));
     m_result.timing.skipped_reason = "only correct candidates are timed";
     return false;
+  }
+
+  // The first trial, run again by C after every other trial (candidate_phase.py), against the
+  // same reference: answers that depend on earlier calls (a cache, leftover state) differ.
+  void again_failure(TrialResult& trial) {
+    const compare::ToleranceOverride override_{m_options.atol, m_options.rtol};
+    const auto name = fmt::format("trial_{}.again.outputs.safetensors", trial.index);
+    const auto reference = fmt::format("trial_{}.outputs.safetensors", trial.index);
+    for (int rank = 0; rank < m_world; ++rank) {
+      const auto comparison = compare::compare_output_files(
+          rank_dir(m_scratch / "candidate", rank) / name,
+          rank_dir(m_scratch / "reference", rank) / reference, override_);
+      if (!comparison.passed) {
+        trial.passed = false;
+        trial.failure =
+            fmt::format("{}run again after the other trials, on the same inputs and "
+                        "model, it gave other outputs: {}",
+                        m_world == 1 ? "" : fmt::format("rank {}: ", rank), comparison.failure);
+        return;
+      }
+    }
   }
 
   std::optional<TimingSide> time_side(const std::vector<sandbox::WorkerClient*>& ranks,

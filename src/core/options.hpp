@@ -38,6 +38,8 @@ struct EvalOptions {
   bool warm = false;               // no L2 flush before each sample
   bool compile_baseline = true;    // also time the reference under torch.compile (GPU only)
   int pool_size = 8;               // input sets R writes for timing
+  std::string backend = "auto";    // static check's kernel requirement: cuda, triton, cpu, auto
+  std::filesystem::path rules;     // static check rule set (JSON); empty: the default set
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default
   std::filesystem::path cache_dir; // empty: sched::cache_directory()
   bool keep_scratch = false;

@@ -105,6 +105,7 @@ nlohmann::json correctness_summary(const EvalResult& r) {
     }
     trials.push_back({{"index", trial.index},
                       {"seed", trial.seed},
+                      {"held_out", trial.held_out},
                       {"input_shapes", trial.input_shapes},
                       {"passed", trial.passed},
                       {"failure", trial.failure},
@@ -221,6 +222,10 @@ nlohmann::json to_json(const EvalResult& r) {
                       {"stdout", p.stdout_text},
                       {"stderr", p.stderr_text}});
   }
+  nlohmann::json sandbox = nlohmann::json::array();
+  for (const auto& p : r.sandbox) {
+    sandbox.push_back({{"protection", p.protection}, {"active", p.active}, {"detail", p.detail}});
+  }
   auto optional_number = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -257,6 +262,7 @@ nlohmann::json to_json(const EvalResult& r) {
       {"correctness", correctness_summary(r)},
       {"timing", timing},
       {"phases", phases},
+      {"sandbox", sandbox},
   };
 }
 

@@ -55,6 +55,7 @@ struct OutputComparison {
 struct TrialResult {
   int index = 0;
   std::uint32_t seed = 0;
+  bool held_out = false; // seeded at run time, not from --seed: no one can know it in advance
   nlohmann::json input_shapes;
   bool passed = false;
   std::string failure; // first reason it failed, for people
@@ -125,6 +126,14 @@ struct ErrorSummary {
   std::size_t elements = 0;
 };
 
+// One protection of the workers' sandbox, merged over the evaluation's workers: active only if
+// it was active in all of them (docs/architecture.md, "Sandbox").
+struct SandboxProtection {
+  std::string protection; // "network", "syscall_filter", "filesystem", "core_dumps", ...
+  bool active = false;
+  std::string detail; // how it was enforced, or why not
+};
+
 struct EvalResult {
   Status status = Status::harness_error;
   std::string message; // for every status but ok: what happened and what to do
@@ -146,6 +155,7 @@ struct EvalResult {
   std::vector<TrialResult> trials;
   TimingInfo timing;
   std::vector<PhaseRecord> phases;
+  std::vector<SandboxProtection> sandbox;
 
   std::string started_at; // UTC, ISO 8601
   double wall_s = 0;

@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace kbench {
@@ -21,10 +23,50 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
   }
   spec.environment = sandbox::to_envp(sandbox::worker_environment(launch.environment));
   spec.working_directory = launch.working_directory;
+  spec.sandbox = launch.sandbox;
+  spec.limits = launch.limits;
+  // Ranks of a collective evaluation rendezvous over 127.0.0.1 between separate workers; a
+  // namespace each would cut them off from one another.
+  if (const auto world = launch.environment.find("WORLD_SIZE");
+      world != launch.environment.end() && std::atoi(world->second.c_str()) > 1) {
+    spec.sandbox.allow_loopback_network = true;
+  }
   return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes);
 }
 
+rlim_t cpu_seconds_limit(std::chrono::seconds deadlines) {
+  const auto cores = std::max(1U, std::thread::hardware_concurrency());
+  return static_cast<rlim_t>(std::max<std::int64_t>(60, 2 * deadlines.count())) * cores;
+}
+
+void record_protections(EvalResult& result, const std::vector<sandbox::Protection>& protections) {
+  for (const auto& p : protections) {
+    auto known = std::find_if(result.sandbox.begin(), result.sandbox.end(),
+                              [&](const SandboxProtection& s) { return s.protection == p.name; });
+    if (known == result.sandbox.end()) {
+      result.sandbox.push_back({p.name, p.active, p.detail});
+    } else if (known->active && !p.active) {
+      known->active = false;
+      known->detail = p.detail;
+    }
+    if (!p.warning.empty() && std::find(result.warnings.begin(), result.warnings.end(),
+                                        p.warning) == result.warnings.end()) {
+      result.warnings.push_back(p.warning);
+    }
+  }
+}
+
 namespace {
+
+// The deepest common ancestor of two paths, or empty when it is the root (too wide to be a
+// scratch directory).
+std::filesystem::path common_parent(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::filesystem::path common;
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end() && *i == *j; ++i, ++j) {
+    common /= *i;
+  }
+  return std::distance(common.begin(), common.end()) <= 2 ? std::filesystem::path() : common;
+}
 
 // The GPUs the workers see: --gpu picks among the GPUs this process can see, so an outer
 // CUDA_VISIBLE_DEVICES is respected rather than replaced. Several ranks see all the ranks'
@@ -81,7 +123,9 @@ DeviceChoice choose_device(const std::string& wanted, int gpu_index, int world_s
 WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int gpu_index,
                                const std::filesystem::path& working_directory,
                                const std::filesystem::path& tmp_directory,
-                               const std::filesystem::path& python, std::size_t output_keep_bytes) {
+                               const std::filesystem::path& python, std::size_t output_keep_bytes,
+                               const std::filesystem::path& scratch,
+                               const std::filesystem::path& extensions) {
   WorkerLaunch launch;
   launch.worker = sched::worker_executable();
   launch.python = python;
@@ -97,6 +141,38 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
       env["CUDA_VISIBLE_DEVICES"] = visible_devices_for(gpu_index, choice.world_size);
     }
   }
+  // Triton's cache defaults to ~/.triton, which the worker may not write: it goes to TMPDIR, as
+  // inductor's already does (a candidate cannot leave compiled kernels for a later evaluation).
+  env["TRITON_CACHE_DIR"] = (tmp_directory / "triton").string();
+
+  auto& policy = launch.sandbox;
+  policy.isolate_network = true;
+  policy.filter_syscalls = true;
+  policy.restrict_filesystem = true;
+  const std::filesystem::path root = scratch.empty() ? common_parent(working_directory,
+                                                                     tmp_directory)
+                                                     : scratch;
+  policy.writable = {working_directory, tmp_directory, "/dev"};
+  if (role == WorkerRole::reference) {
+    if (!root.empty()) {
+      policy.writable.push_back(root);
+    }
+  } else {
+    if (!root.empty()) {
+      if (role == WorkerRole::candidate) {
+        policy.writable.push_back(root / "candidate");
+      }
+      policy.unreadable.push_back(root / "reference");
+    }
+    if (!extensions.empty()) {
+      policy.writable.push_back(extensions);
+    }
+  }
+  // A worker that escapes its process group still stops: generous limits, far above any
+  // legitimate build or run (the wall-clock deadlines stop the worker itself).
+  launch.limits.open_files = 4096;
+  launch.limits.file_size_bytes = rlim_t{8} << 30;
+  launch.limits.processes_above_current = 4096;
   return launch;
 }
 

@@ -26,9 +26,21 @@ struct WorkerLaunch {
   std::filesystem::path working_directory;
   sandbox::EnvironmentMap environment; // kbench's settings; the clean base is added
   std::size_t output_keep_bytes = 64 * 1024;
+  // What the worker is confined to (docs/architecture.md, "Sandbox"). launch_worker skips
+  // network isolation for ranks of a collective evaluation (WORLD_SIZE > 1 in `environment`).
+  sandbox::SandboxPolicy sandbox;
+  sandbox::Limits limits;
 };
 
 std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch);
+
+// RLIMIT_CPU for a worker whose deadlines add up to `deadlines`: twice that, on every core (the
+// limit counts the CPU time of all the worker's threads).
+rlim_t cpu_seconds_limit(std::chrono::seconds deadlines);
+
+// Merges one worker's protections into the result: a protection is active only if it is active
+// in every worker; each protection that is off or degraded adds one warning.
+void record_protections(EvalResult& result, const std::vector<sandbox::Protection>& protections);
 
 // The device an evaluation runs on, resolved from --device and --gpu.
 struct DeviceChoice {
@@ -41,12 +53,20 @@ struct DeviceChoice {
 DeviceChoice choose_device(const std::string& wanted, int gpu_index, int world_size = 1);
 
 // The launch of a worker for `role` on `choice`: its working directory, TMPDIR, the device it
-// sees (none for the compile role: a candidate's import cannot touch the GPU) and the arch list
-// its builds target.
+// sees (none for the compile role: a candidate's import cannot touch the GPU), the arch list
+// its builds target, and its sandbox: no network, the syscall filter, resource limits, and
+// writes only beneath (every role) its working directory, TMPDIR, /dev (GPU device files,
+// /dev/shm for NCCL) and
+//   - reference: the whole `scratch` (it writes inputs/ and reference/);
+//   - compile and candidate: `scratch`/candidate and `extensions` (the extension build
+//     directory), and no read of `scratch`/reference (the reference's outputs).
+// `scratch` defaults to the common parent of the working and tmp directories.
 WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int gpu_index,
                                const std::filesystem::path& working_directory,
                                const std::filesystem::path& tmp_directory,
-                               const std::filesystem::path& python, std::size_t output_keep_bytes);
+                               const std::filesystem::path& python, std::size_t output_keep_bytes,
+                               const std::filesystem::path& scratch = {},
+                               const std::filesystem::path& extensions = {});
 
 struct PhaseOutcome {
   bool ok = false;

@@ -2,12 +2,28 @@
 
 #include "sandbox/signals.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sstream>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,17 +66,545 @@ void close_fd(int& fd) {
   }
 }
 
-void set_limit(int resource, rlim_t value) {
+// ---------------------------------------------------------------------------------------------
+// Sandbox preparation (parent, before fork) and application (child, between fork and exec).
+
+// What the child reports on the exec-error pipe, one fixed-size record per step (a pipe write
+// of under PIPE_BUF bytes is atomic; a handful of records never fill the pipe).
+enum RecordKind : int { kStepRecord = 1, kFatalRecord = 2 };
+enum Step : int {
+  kStepNetUnshare,  // unshare(CLONE_NEWNET)
+  kStepNetUserns,   // unshare(CLONE_NEWUSER | CLONE_NEWNET) and the id maps
+  kStepNetLoopback, // lo up in the new namespace
+  kStepNoNewPrivs,  // PR_SET_NO_NEW_PRIVS
+  kStepLandlock,    // landlock_restrict_self
+  kStepSeccomp,     // the filter (with the socket rule when the namespace failed)
+  kStepCore,
+  kStepNofile,
+  kStepFsize,
+  kStepCpu,
+  kStepNproc,
+  kStepCount
+};
+struct ChildRecord {
+  int kind;
+  int step; // Step, or the fatal stage
+  int error;
+};
+
+constexpr int kNotTried = -1;
+
+struct Prepared {
+  // network
+  bool isolate_network = false;
+  bool try_plain_netns = false;
+  bool try_userns = false;
+  std::string uid_map, gid_map; // "uid uid 1\n"
+  // seccomp: the program with and without the socket rule (fallback for the network)
+  std::vector<sock_filter> filter_plain, filter_with_socket;
+  bool filter_syscalls = false;
+  // landlock
+  int landlock_fd = -1;
+  int landlock_abi = 0;
+  std::string landlock_detail;     // how, when ready
+  std::string landlock_unavailable; // why not, when not
+  bool restrict_filesystem = false;
+  // limits
+  std::optional<rlim_t> nproc;
+  std::string nproc_detail;
+  bool nproc_exempt = false; // root with CAP_SYS_RESOURCE / CAP_SYS_ADMIN
+
+  ~Prepared() {
+    if (landlock_fd >= 0) {
+      close(landlock_fd);
+    }
+  }
+};
+
+std::string errno_name(int error) {
+  switch (error) {
+  case EPERM:
+    return "EPERM";
+  case EACCES:
+    return "EACCES";
+  case EINVAL:
+    return "EINVAL";
+  case ENOSYS:
+    return "ENOSYS";
+  case EOPNOTSUPP:
+    return "EOPNOTSUPP";
+  case ENOSPC:
+    return "ENOSPC";
+  case EUSERS:
+    return "EUSERS";
+  case ENOMEM:
+    return "ENOMEM";
+  default:
+    return std::string(std::strerror(error));
+  }
+}
+
+// ---- seccomp ----
+
+#if defined(__x86_64__)
+constexpr std::uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+#error "the seccomp filter knows x86_64 and aarch64 only"
+#endif
+
+constexpr std::uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+
+// Denied with EPERM, each for a reason:
+const std::vector<int>& denied_syscalls() {
+  static const std::vector<int> list = {
+      SYS_ptrace,            // reading or steering another process (the orchestrator's other
+      SYS_process_vm_readv,  // workers run as the same user)
+      SYS_process_vm_writev, //
+      SYS_setns,             // a root worker could re-enter the host's network namespace
+      SYS_kexec_load,        // replacing the kernel (root in a container)
+#ifdef SYS_kexec_file_load
+      SYS_kexec_file_load,
+#endif
+      SYS_bpf,             // kernel attack surface, and tracing of other processes
+      SYS_perf_event_open, // counters and samples of other processes (timing side channels)
+      SYS_userfaultfd,     // a classic kernel-exploit primitive
+      SYS_io_uring_setup,  // io_uring runs socket()/connect() where seccomp does not see them
+  };
+  return list;
+}
+
+sock_filter stmt(std::uint16_t code, std::uint32_t k) {
+  return BPF_STMT(code, k);
+}
+sock_filter jump(std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
+  return BPF_JUMP(code, k, jt, jf);
+}
+
+std::vector<sock_filter> build_filter(bool deny_list, bool deny_inet_sockets) {
+  constexpr std::uint32_t arch_offset = offsetof(seccomp_data, arch);
+  constexpr std::uint32_t nr_offset = offsetof(seccomp_data, nr);
+  constexpr std::uint32_t arg0_offset = offsetof(seccomp_data, args); // low half (little endian)
+  std::vector<sock_filter> f;
+  f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arch_offset));
+  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0));
+  f.push_back(stmt(BPF_RET | BPF_K, kDeny)); // another ABI (i386 through int 0x80)
+  f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, nr_offset));
+#if defined(__x86_64__)
+  f.push_back(jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1)); // the x32 ABI
+  f.push_back(stmt(BPF_RET | BPF_K, kDeny));
+#endif
+  if (deny_list) {
+    for (const int nr : denied_syscalls()) {
+      f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(nr), 0, 1));
+      f.push_back(stmt(BPF_RET | BPF_K, kDeny));
+    }
+    // personality(): querying (0xffffffff) and PER_LINUX (0) stay allowed; switching to
+    // another execution domain or turning address-space randomisation off is denied.
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_personality, 0, 5));
+    f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset));
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 2, 0));
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+    f.push_back(stmt(BPF_RET | BPF_K, kDeny));
+    f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  }
+  if (deny_inet_sockets) {
+    if (!deny_list) { // io_uring would create sockets behind the filter's back
+      f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1));
+      f.push_back(stmt(BPF_RET | BPF_K, kDeny));
+    }
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6));
+    f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset));
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0));
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0));
+    f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 0, 1));
+    f.push_back(stmt(BPF_RET | BPF_K, kDeny));
+    f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  }
+  f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  return f;
+}
+
+// ---- Landlock ----
+
+// Read: open files for reading, list directories, execute. Write: everything that changes the
+// tree. LANDLOCK_ACCESS_FS_IOCTL_DEV is not handled (GPU device ioctls stay allowed), nor are
+// the network and scope rights.
+constexpr std::uint64_t kLandlockRead =
+    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
+constexpr std::uint64_t kLandlockFileRights = LANDLOCK_ACCESS_FS_READ_FILE |
+                                              LANDLOCK_ACCESS_FS_EXECUTE |
+                                              LANDLOCK_ACCESS_FS_WRITE_FILE;
+
+std::uint64_t landlock_write_rights(int abi) {
+  std::uint64_t rights =
+      LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+      LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+#ifdef LANDLOCK_ACCESS_FS_REFER
+  if (abi >= 2) {
+    rights |= LANDLOCK_ACCESS_FS_REFER;
+  }
+#endif
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+  if (abi >= 3) {
+    rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  }
+#endif
+  return rights;
+}
+
+int landlock_abi() {
+  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
+                           static_cast<std::uint32_t>(LANDLOCK_CREATE_RULESET_VERSION));
+  return abi < 0 ? -errno : static_cast<int>(abi);
+}
+
+bool is_beneath(const std::filesystem::path& path, const std::filesystem::path& base) {
+  auto p = path.begin();
+  for (auto b = base.begin(); b != base.end(); ++b, ++p) {
+    if (p == path.end() || *p != *b) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Adds a path-beneath rule; `rights` is narrowed to the file rights for a non-directory.
+// Returns 0 or an errno; a path that cannot be opened is skipped (ENOENT).
+int add_landlock_rule(int ruleset, const std::filesystem::path& path, std::uint64_t rights) {
+  const int fd = open(path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return errno;
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || S_ISLNK(info.st_mode)) {
+    // A symbolic link is reached through its target, which has its own rule (following it
+    // here could grant a denied directory through a link that points into it).
+    close(fd);
+    return 0;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    rights &= kLandlockFileRights;
+  }
+  landlock_path_beneath_attr rule{};
+  rule.allowed_access = rights;
+  rule.parent_fd = fd;
+  const long done = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+  const int saved = errno;
+  close(fd);
+  return done == 0 ? 0 : saved;
+}
+
+// "Read everything except beneath the denied paths": Landlock only grants, so `directory` gets
+// read rights on each of its entries but the denied ones, recursing into the entries that
+// contain a denied path. The directories on the way down (/, /tmp, the scratch root) are
+// therefore not listable themselves, but everything in them but the denied path is readable.
+// Entries created after the spawn in those directories are not readable.
+int allow_read_except(int ruleset, const std::filesystem::path& directory,
+                      const std::vector<std::filesystem::path>& denied) {
+  std::error_code error;
+  std::filesystem::directory_iterator entries(directory, error);
+  if (error) {
+    return error.value();
+  }
+  for (const auto& entry : entries) {
+    const auto& path = entry.path();
+    bool skip = false, contains = false;
+    for (const auto& d : denied) {
+      skip = skip || is_beneath(path, d);
+      contains = contains || is_beneath(d, path);
+    }
+    if (skip) {
+      continue;
+    }
+    if (contains && entry.is_directory(error) && !entry.is_symlink(error)) {
+      if (const int e = allow_read_except(ruleset, path, denied); e != 0) {
+        return e;
+      }
+      continue;
+    }
+    if (const int e = add_landlock_rule(ruleset, path, kLandlockRead);
+        e != 0 && e != ENOENT && e != EACCES && e != ELOOP) {
+      return e;
+    }
+  }
+  return 0;
+}
+
+std::filesystem::path normalized(const std::filesystem::path& path) {
+  std::error_code ignored;
+  auto result = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ignored);
+  if (result.empty()) {
+    result = std::filesystem::absolute(path).lexically_normal();
+  }
+  // "a/b/" and "a/b" must compare equal component by component
+  if (!result.empty() && result.filename().empty()) {
+    result = result.parent_path();
+  }
+  return result;
+}
+
+void prepare_landlock(const SandboxPolicy& policy, Prepared& out) {
+  const int abi = landlock_abi();
+  if (abi <= 0) {
+    out.landlock_unavailable = fmt::format("this kernel has no Landlock (landlock_create_ruleset: "
+                                           "{})",
+                                           errno_name(-abi));
+    return;
+  }
+  out.landlock_abi = abi;
+  std::vector<std::filesystem::path> writable, denied;
+  for (const auto& w : policy.writable) {
+    std::error_code ignored;
+    std::filesystem::create_directories(w, ignored); // a rule needs an existing directory
+    writable.push_back(normalized(w));
+  }
+  for (const auto& d : policy.unreadable) {
+    denied.push_back(normalized(d));
+  }
+  for (const auto& w : writable) {
+    for (const auto& d : denied) {
+      if (is_beneath(d, w)) {
+        out.landlock_unavailable = fmt::format(
+            "the writable {} contains the unreadable {} (Landlock cannot take a right back)",
+            w.string(), d.string());
+        return;
+      }
+    }
+  }
+  const std::uint64_t write = landlock_write_rights(abi);
+  landlock_ruleset_attr attr{};
+  attr.handled_access_fs = kLandlockRead | write;
+  const long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (fd < 0) {
+    out.landlock_unavailable = "landlock_create_ruleset failed: " + errno_name(errno);
+    return;
+  }
+  const int ruleset = static_cast<int>(fd);
+  int error = denied.empty() ? add_landlock_rule(ruleset, "/", kLandlockRead)
+                             : allow_read_except(ruleset, "/", denied);
+  for (const auto& w : writable) {
+    if (error == 0) {
+      error = add_landlock_rule(ruleset, w, kLandlockRead | write);
+    }
+  }
+  if (error != 0) {
+    close(ruleset);
+    out.landlock_unavailable = "adding the Landlock rules failed: " + errno_name(error);
+    return;
+  }
+  out.landlock_fd = fcntl(ruleset, F_DUPFD_CLOEXEC, kHighFd);
+  close(ruleset);
+  if (out.landlock_fd < 0) {
+    out.landlock_unavailable = "cannot keep the Landlock ruleset: " + errno_name(errno);
+    return;
+  }
+  std::string writes, denies;
+  for (const auto& w : writable) {
+    writes += (writes.empty() ? "" : ", ") + w.string();
+  }
+  for (const auto& d : denied) {
+    denies += (denies.empty() ? "" : ", ") + d.string();
+  }
+  out.landlock_detail =
+      fmt::format("Landlock ABI {}: writes only beneath {}; reads everywhere{}{}", abi,
+                  writes.empty() ? "nothing" : writes, denies.empty() ? "" : " except ", denies);
+}
+
+// ---- processes ----
+
+// Tasks (threads count) of `uid` visible in /proc.
+long tasks_of_user(uid_t uid) {
+  long count = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream status(entry.path() / "status");
+    long threads = 0;
+    bool mine = false;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Uid:", 0) == 0) {
+        std::istringstream fields(line.substr(4));
+        long real = -1;
+        fields >> real;
+        mine = real == static_cast<long>(uid);
+      } else if (line.rfind("Threads:", 0) == 0) {
+        threads = std::atol(line.c_str() + 8);
+      }
+    }
+    if (mine) {
+      count += threads > 0 ? threads : 1;
+    }
+  }
+  return count;
+}
+
+// Whether this process holds CAP_SYS_ADMIN or CAP_SYS_RESOURCE (RLIMIT_NPROC is not enforced).
+bool nproc_exempt() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      const unsigned long long caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+      return (caps & (1ULL << 21)) != 0 || (caps & (1ULL << 24)) != 0;
+    }
+  }
+  return geteuid() == 0;
+}
+
+void prepare(const SpawnSpec& spec, Prepared& out) {
+  const auto& policy = spec.sandbox;
+  out.isolate_network = policy.isolate_network && !policy.allow_loopback_network;
+  if (out.isolate_network) {
+    // Privileged (root or CAP_SYS_ADMIN): a plain network namespace keeps the uid as it is;
+    // otherwise a user namespace that maps the uid and gid onto themselves.
+    out.try_plain_netns = true;
+    out.try_userns = true;
+    out.uid_map = fmt::format("{} {} 1\n", getuid(), getuid());
+    out.gid_map = fmt::format("{} {} 1\n", getgid(), getgid());
+  }
+  out.filter_syscalls = policy.filter_syscalls;
+  if (policy.filter_syscalls || out.isolate_network) {
+    out.filter_plain = build_filter(policy.filter_syscalls, false);
+    out.filter_with_socket = build_filter(policy.filter_syscalls, true);
+  }
+  out.restrict_filesystem = policy.restrict_filesystem;
+  if (policy.restrict_filesystem) {
+    prepare_landlock(policy, out);
+  }
+  if (spec.limits.processes_above_current) {
+    const long now = tasks_of_user(getuid());
+    out.nproc = static_cast<rlim_t>(now) + *spec.limits.processes_above_current;
+    out.nproc_exempt = nproc_exempt();
+    out.nproc_detail = fmt::format("RLIMIT_NPROC {} tasks of uid {} ({} now + {})", *out.nproc,
+                                   getuid(), now, *spec.limits.processes_above_current);
+  }
+}
+
+int set_limit(int resource, rlim_t value) {
   const rlimit limit{value, value};
-  setrlimit(resource, &limit);
+  return setrlimit(resource, &limit) == 0 ? 0 : errno;
+}
+
+// ---- child side: async-signal-safe only ----
+
+void report(int fd, int kind, int step, int error) {
+  const ChildRecord record{kind, step, error};
+  [[maybe_unused]] auto written = write(fd, &record, sizeof record);
+}
+
+bool write_file(const char* path, const std::string& text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+int loopback_up() {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) {
+    return errno;
+  }
+  ifreq request{};
+  std::memcpy(request.ifr_name, "lo", 3);
+  int error = 0;
+  if (ioctl(s, SIOCGIFFLAGS, &request) != 0) {
+    error = errno;
+  } else {
+    request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
+    if (ioctl(s, SIOCSIFFLAGS, &request) != 0) {
+      error = errno;
+    }
+  }
+  close(s);
+  return error;
+}
+
+// Returns true when the network is isolated by a namespace.
+bool isolate_network(const Prepared& prepared, int report_fd) {
+  int error = kNotTried;
+  if (prepared.try_plain_netns) {
+    error = unshare(CLONE_NEWNET) == 0 ? 0 : errno;
+    report(report_fd, kStepRecord, kStepNetUnshare, error);
+  }
+  if (error != 0 && prepared.try_userns) {
+    error = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : errno;
+    if (error == 0) {
+      if (!write_file("/proc/self/setgroups", "deny\n") ||
+          !write_file("/proc/self/uid_map", prepared.uid_map) ||
+          !write_file("/proc/self/gid_map", prepared.gid_map)) {
+        // In a user namespace without a mapping the worker would be nobody: give up.
+        const int saved = errno;
+        report(report_fd, kFatalRecord, 4, saved);
+        _exit(127);
+      }
+      prctl(PR_SET_PDEATHSIG, SIGKILL); // credentials changed
+    }
+    report(report_fd, kStepRecord, kStepNetUserns, error);
+  }
+  if (error != 0) {
+    return false;
+  }
+  report(report_fd, kStepRecord, kStepNetLoopback, loopback_up());
+  return true;
+}
+
+void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_fd,
+                   int landlock_fd) {
+  const auto& limits = spec.limits;
+  if (!limits.core_dumps) {
+    report(report_fd, kStepRecord, kStepCore, set_limit(RLIMIT_CORE, 0));
+  }
+  if (limits.open_files) {
+    report(report_fd, kStepRecord, kStepNofile, set_limit(RLIMIT_NOFILE, *limits.open_files));
+  }
+  if (limits.file_size_bytes) {
+    report(report_fd, kStepRecord, kStepFsize, set_limit(RLIMIT_FSIZE, *limits.file_size_bytes));
+  }
+  if (limits.cpu_seconds) {
+    report(report_fd, kStepRecord, kStepCpu, set_limit(RLIMIT_CPU, *limits.cpu_seconds));
+  }
+  if (prepared.nproc) {
+    report(report_fd, kStepRecord, kStepNproc, set_limit(RLIMIT_NPROC, *prepared.nproc));
+  }
+  const bool namespaced = prepared.isolate_network && isolate_network(prepared, report_fd);
+  const bool need_filter = prepared.filter_syscalls || (prepared.isolate_network && !namespaced);
+  const bool need_landlock = landlock_fd >= 0;
+  if (!need_filter && !need_landlock) {
+    return;
+  }
+  const int nnp = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
+  report(report_fd, kStepRecord, kStepNoNewPrivs, nnp);
+  if (need_landlock) {
+    const int error =
+        nnp != 0 ? nnp : (syscall(SYS_landlock_restrict_self, landlock_fd, 0) == 0 ? 0 : errno);
+    close(landlock_fd);
+    report(report_fd, kStepRecord, kStepLandlock, error);
+  }
+  if (need_filter) {
+    const auto& filter = namespaced ? prepared.filter_plain : prepared.filter_with_socket;
+    sock_fprog program{static_cast<unsigned short>(filter.size()),
+                       const_cast<sock_filter*>(filter.data())};
+    const int error =
+        nnp != 0 ? nnp
+                 : (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) == 0 ? 0 : errno);
+    report(report_fd, kStepRecord, kStepSeccomp, error);
+  }
 }
 
 // Runs in the child between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(const SpawnSpec& spec, char* const* argv, char* const* envp,
-                             const std::array<Pipe, 4>& pipes, int error_fd) {
+[[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,
+                             char* const* envp, const std::array<Pipe, 4>& pipes, int error_fd) {
   auto fail = [&](int stage) {
-    const int report[2] = {stage, errno};
-    [[maybe_unused]] auto written = write(error_fd, report, sizeof report);
+    report(error_fd, kFatalRecord, stage, errno);
     _exit(127);
   };
   setpgid(0, 0);
@@ -73,32 +617,140 @@ void set_limit(int resource, rlim_t value) {
     fail(1);
   }
   // The exec-error report moves just above the response fd (closed by a successful exec);
-  // everything above it goes, whatever the orchestrator had open.
+  // the Landlock ruleset just above it (closed once applied); everything above them goes,
+  // whatever the orchestrator had open.
   const int report_fd = kResponseFd + 1;
   if (dup2(error_fd, report_fd) < 0 || fcntl(report_fd, F_SETFD, FD_CLOEXEC) < 0) {
     _exit(127);
   }
   error_fd = report_fd;
-  syscall(SYS_close_range, report_fd + 1, ~0U, 0);
+  int landlock_fd = -1;
+  if (prepared.landlock_fd >= 0) {
+    landlock_fd = report_fd + 1;
+    if (dup2(prepared.landlock_fd, landlock_fd) < 0) {
+      fail(5);
+    }
+  }
+  syscall(SYS_close_range, (landlock_fd >= 0 ? landlock_fd : report_fd) + 1, ~0U, 0);
   signal(SIGPIPE, SIG_DFL);
-  if (!spec.limits.core_dumps) {
-    set_limit(RLIMIT_CORE, 0);
-  }
-  if (spec.limits.open_files) {
-    set_limit(RLIMIT_NOFILE, *spec.limits.open_files);
-  }
-  if (spec.limits.file_size_bytes) {
-    set_limit(RLIMIT_FSIZE, *spec.limits.file_size_bytes);
-  }
-  if (spec.limits.cpu_seconds) {
-    set_limit(RLIMIT_CPU, *spec.limits.cpu_seconds);
-  }
   if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
     fail(2);
   }
+  apply_sandbox(spec, prepared, error_fd, landlock_fd);
   execve(argv[0], argv, envp);
   fail(3);
   _exit(127); // fail() does not return; this tells the compiler
+}
+
+// The parent's reading of the child's records: one Protection per requested protection.
+std::vector<Protection> protections_from(const SpawnSpec& spec, const Prepared& prepared,
+                                         const std::array<int, kStepCount>& step) {
+  std::vector<Protection> out;
+  const auto& policy = spec.sandbox;
+  auto tried = [&](Step s) { return step[s] != kNotTried; };
+  auto ok = [&](Step s) { return step[s] == 0; };
+  const bool nnp_ok = ok(kStepNoNewPrivs);
+  // network
+  if (policy.allow_loopback_network) {
+    out.push_back({"network", false, "off: ranks of a collective evaluation talk over loopback",
+                   "network isolation off: ranks of a collective evaluation talk over loopback"});
+  } else if (policy.isolate_network) {
+    Protection p{"network", false, "", ""};
+    std::string namespace_failure;
+    if (tried(kStepNetUnshare) && !ok(kStepNetUnshare)) {
+      namespace_failure = "unshare(CLONE_NEWNET) failed: " + errno_name(step[kStepNetUnshare]);
+    }
+    if (tried(kStepNetUserns) && !ok(kStepNetUserns)) {
+      namespace_failure += (namespace_failure.empty() ? "" : ", ") +
+                           std::string("unshare(CLONE_NEWUSER|CLONE_NEWNET) failed: ") +
+                           errno_name(step[kStepNetUserns]);
+    }
+    if (ok(kStepNetUnshare) || ok(kStepNetUserns)) {
+      p.active = true;
+      p.detail = ok(kStepNetUnshare) ? "own network namespace (unshare CLONE_NEWNET)"
+                                     : "own user and network namespace (unshare "
+                                       "CLONE_NEWUSER|CLONE_NEWNET, uid and gid mapped)";
+      if (ok(kStepNetLoopback)) {
+        p.detail += ", loopback up";
+      } else {
+        p.detail += ", loopback down (" + errno_name(step[kStepNetLoopback]) + ")";
+        p.warning = "network namespace's loopback could not be brought up: " +
+                    errno_name(step[kStepNetLoopback]) + "; 127.0.0.1 does not work in workers";
+      }
+    } else if (ok(kStepSeccomp)) {
+      p.active = true;
+      p.detail = "seccomp denies socket(AF_INET/AF_INET6/AF_PACKET) (" + namespace_failure + ")";
+      p.warning = "network isolation off: " + namespace_failure +
+                  "; seccomp socket filter used instead";
+    } else {
+      p.detail = "off: " + namespace_failure + "; the seccomp socket filter failed too (" +
+                 errno_name(!nnp_ok ? step[kStepNoNewPrivs] : step[kStepSeccomp]) + ")";
+      p.warning = "network isolation " + p.detail;
+    }
+    out.push_back(p);
+  }
+  if (policy.filter_syscalls) {
+    Protection p{"syscall_filter", ok(kStepSeccomp), "", ""};
+    if (p.active) {
+      p.detail = "seccomp (EPERM): ptrace, process_vm_readv, process_vm_writev, personality "
+                 "changes, setns, kexec, bpf, perf_event_open, userfaultfd, io_uring_setup";
+    } else {
+      p.detail = "off: seccomp failed: " +
+                 errno_name(!nnp_ok ? step[kStepNoNewPrivs] : step[kStepSeccomp]);
+      p.warning = "syscall filter " + p.detail;
+    }
+    out.push_back(p);
+  }
+  if (policy.restrict_filesystem) {
+    Protection p{"filesystem", false, "", ""};
+    if (prepared.landlock_fd < 0) {
+      p.detail = "off: " + prepared.landlock_unavailable;
+    } else if (!ok(kStepLandlock)) {
+      p.detail = "off: landlock_restrict_self failed: " +
+                 errno_name(!nnp_ok ? step[kStepNoNewPrivs] : step[kStepLandlock]);
+    } else {
+      p.active = true;
+      p.detail = prepared.landlock_detail;
+    }
+    if (!p.active) {
+      p.warning = "filesystem restriction " + p.detail + " (workers may write anywhere)";
+    }
+    out.push_back(p);
+  }
+  auto limit = [&](const char* name, Step s, const std::string& detail) {
+    Protection p{name, ok(s), detail, ""};
+    if (!p.active) {
+      p.detail = "off: setrlimit failed: " + errno_name(step[s]) + " (" + detail + ")";
+      p.warning = std::string(name) + " limit " + p.detail;
+    }
+    out.push_back(p);
+  };
+  const auto& limits = spec.limits;
+  if (!limits.core_dumps) {
+    limit("core_dumps", kStepCore, "RLIMIT_CORE 0");
+  }
+  if (limits.open_files) {
+    limit("open_files", kStepNofile, fmt::format("RLIMIT_NOFILE {}", *limits.open_files));
+  }
+  if (limits.file_size_bytes) {
+    limit("file_size", kStepFsize, fmt::format("RLIMIT_FSIZE {} bytes", *limits.file_size_bytes));
+  }
+  if (limits.cpu_seconds) {
+    limit("cpu_time", kStepCpu, fmt::format("RLIMIT_CPU {} s", *limits.cpu_seconds));
+  }
+  if (prepared.nproc) {
+    limit("processes", kStepNproc, prepared.nproc_detail);
+    auto& p = out.back();
+    // In a user namespace of its own the worker has no capability in the initial one.
+    if (p.active && prepared.nproc_exempt && !ok(kStepNetUserns)) {
+      p.active = false;
+      p.detail = "off: " + prepared.nproc_detail +
+                 " is set, but the kernel does not enforce it for a process with "
+                 "CAP_SYS_RESOURCE or CAP_SYS_ADMIN (the worker runs as root)";
+      p.warning = "process limit " + p.detail;
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -125,6 +777,9 @@ Process Process::spawn(const SpawnSpec& spec) {
   }
   envp.push_back(nullptr);
 
+  Prepared prepared;
+  prepare(spec, prepared);
+
   std::array<Pipe, 4> pipes{make_pipe(), make_pipe(), make_pipe(), make_pipe()};
   Pipe errors = make_pipe();
 
@@ -140,7 +795,7 @@ Process Process::spawn(const SpawnSpec& spec) {
     throw SpawnError(std::string("fork failed: ") + std::strerror(saved));
   }
   if (pid == 0) {
-    exec_child(spec, argv.data(), envp.data(), pipes, errors.write);
+    exec_child(spec, prepared, argv.data(), envp.data(), pipes, errors.write);
   }
   // Also from the parent, so that a kill of the group right after spawn cannot miss the child.
   setpgid(pid, pid);
@@ -157,17 +812,36 @@ Process Process::spawn(const SpawnSpec& spec) {
   }
   close_fd(errors.write);
 
-  int report[2] = {0, 0};
-  const ssize_t got = read(errors.read, report, sizeof report);
-  close_fd(errors.read);
-  if (got == static_cast<ssize_t>(sizeof report)) {
-    process.wait();
-    static constexpr std::array<const char*, 4> stages = {"", "set up its pipes",
-                                                          "enter its working directory", "exec"};
-    throw SpawnError(std::string("cannot start ") + spec.argv[0] + ": could not " +
-                     stages[static_cast<std::size_t>(report[0]) % stages.size()] + ": " +
-                     std::strerror(report[1]));
+  // The child's records until exec closes the pipe: each protection step, or a fatal one.
+  std::array<int, kStepCount> steps{};
+  steps.fill(kNotTried);
+  std::optional<ChildRecord> fatal;
+  for (;;) {
+    ChildRecord record{};
+    const ssize_t got = read(errors.read, &record, sizeof record);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got != static_cast<ssize_t>(sizeof record)) {
+      break;
+    }
+    if (record.kind == kFatalRecord) {
+      fatal = record;
+    } else if (record.kind == kStepRecord && record.step >= 0 && record.step < kStepCount) {
+      steps[static_cast<std::size_t>(record.step)] = record.error;
+    }
   }
+  close_fd(errors.read);
+  if (fatal) {
+    process.wait();
+    static constexpr std::array<const char*, 6> stages = {
+        "",     "set up its pipes",           "enter its working directory",
+        "exec", "map its user namespace ids", "keep its Landlock ruleset"};
+    throw SpawnError(std::string("cannot start ") + spec.argv[0] + ": could not " +
+                     stages[static_cast<std::size_t>(fatal->step) % stages.size()] + ": " +
+                     std::strerror(fatal->error));
+  }
+  process.m_protections = protections_from(spec, prepared, steps);
   return process;
 }
 
@@ -184,6 +858,7 @@ Process& Process::operator=(Process&& other) noexcept {
     m_stdout = std::exchange(other.m_stdout, -1);
     m_stderr = std::exchange(other.m_stderr, -1);
     m_status = std::exchange(other.m_status, std::nullopt);
+    m_protections = std::exchange(other.m_protections, {});
   }
   return *this;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Spawning a worker: its own process group, a clean environment, resource limits, no core
 // dumps, pipes for stdin/stdout/stderr and a private response channel on fd 3, and a kill of
-// the whole group when its time is up (DESIGN section 3).
+// the whole group when its time is up (DESIGN section 3). With a SandboxPolicy, also no network,
+// a syscall deny-list and a filesystem allow-list, applied in the child between fork and exec;
+// which of them took effect is reported back by the child (`Process::protections`).
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -16,7 +18,40 @@ struct Limits {
   std::optional<rlim_t> open_files = 4096;
   std::optional<rlim_t> file_size_bytes;
   std::optional<rlim_t> cpu_seconds;
+  // RLIMIT_NPROC counts every task (thread) of the user, not of the worker: the limit is the
+  // user's current task count plus this margin. Not enforced by the kernel for a root process
+  // that holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN (reported as such).
+  std::optional<rlim_t> processes_above_current;
   bool core_dumps = false;
+};
+
+// What the child is confined to. Everything is off by default (a plain spawn); the worker
+// launch turns it on (src/core/worker_phase.cpp). See docs/architecture.md, "Sandbox".
+struct SandboxPolicy {
+  // Own network namespace with only a loopback (unshare CLONE_NEWNET, or CLONE_NEWUSER |
+  // CLONE_NEWNET when unprivileged); where neither is allowed, a seccomp filter that denies
+  // socket(AF_INET / AF_INET6 / AF_PACKET). AF_UNIX and AF_NETLINK stay allowed.
+  bool isolate_network = false;
+  // Ranks of a collective evaluation talk over 127.0.0.1 between separate workers: for them
+  // network isolation is skipped (and reported off).
+  bool allow_loopback_network = false;
+  // seccomp deny-list (EPERM): ptrace, process_vm_readv/writev, personality changes, setns,
+  // kexec, bpf, perf_event_open, userfaultfd, io_uring_setup.
+  bool filter_syscalls = false;
+  // Landlock: write only beneath `writable` (created when missing), read everything except
+  // beneath `unreadable`. Off when the kernel lacks Landlock (reported).
+  bool restrict_filesystem = false;
+  std::vector<std::filesystem::path> writable;
+  std::vector<std::filesystem::path> unreadable;
+};
+
+// One protection as it took effect in the child: "network", "syscall_filter", "filesystem",
+// "core_dumps", "open_files", "file_size", "cpu_time", "processes".
+struct Protection {
+  std::string name;
+  bool active = false;
+  std::string detail;  // how it is enforced, or why it is not
+  std::string warning; // non-empty when it is off or degraded: a sentence for the result
 };
 
 struct SpawnSpec {
@@ -24,6 +59,7 @@ struct SpawnSpec {
   std::vector<std::string> environment; // "NAME=value", the whole environment
   std::filesystem::path working_directory;
   Limits limits;
+  SandboxPolicy sandbox;
 };
 
 struct ExitStatus {
@@ -65,6 +101,8 @@ public:
   std::optional<ExitStatus> try_wait();
   ExitStatus wait();
   bool reaped() const { return m_status.has_value(); }
+  // The protections requested by the spawn's limits and policy, as the child reported them.
+  const std::vector<Protection>& protections() const { return m_protections; }
 
 private:
   Process() = default;
@@ -73,6 +111,7 @@ private:
   pid_t m_pid = -1;
   int m_stdin = -1, m_response = -1, m_stdout = -1, m_stderr = -1;
   std::optional<ExitStatus> m_status;
+  std::vector<Protection> m_protections;
 };
 
 } // namespace kbench::sandbox

@@ -45,6 +45,7 @@ public:
   const OutputCapture& stdout_capture() const { return m_stdout; }
   const OutputCapture& stderr_capture() const { return m_stderr; }
   pid_t pid() const { return m_process.pid(); }
+  const std::vector<Protection>& protections() const { return m_process.protections(); }
 
 private:
   // Reads whatever the worker's pipes hold until a response line arrives, the worker dies or

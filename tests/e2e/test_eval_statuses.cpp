@@ -37,7 +37,10 @@ TEST(EvalStatus, OkWithTimingAndUnits) {
   const auto& r = run.result;
   EXPECT_EQ(r["schema"], "kbench.eval/1");
   EXPECT_EQ(r["status"], "ok");
-  EXPECT_EQ(r["correctness"]["trials_passed"], 3);
+  // The three seeded trials and the held-out one, whose seed is not derived from --seed.
+  EXPECT_EQ(r["correctness"]["trials_passed"], 4);
+  EXPECT_TRUE(r["correctness"]["trials"].back()["held_out"].get<bool>());
+  EXPECT_FALSE(r["correctness"]["trials"].front()["held_out"].get<bool>());
   EXPECT_EQ(r["timing"]["candidate"]["method"], "perf_counter");
   EXPECT_EQ(r["timing"]["candidate"]["stats"]["n"], 10);
   EXPECT_GT(r["timing"]["candidate"]["stats"]["median_us"].get<double>(), 0.0);

@@ -3,7 +3,8 @@
 A worker holds at most one session: a reference session (process R) or a candidate session
 (process C). Requests:
   hello                          versions and devices
-  static_check {candidate}       the static rules' verdicts (no import, no torch needed)
+  static_check {candidate, backend?, rules?, problem?}
+                                 the static rules' verdicts (no import, no torch needed)
   compile {candidate, extensions_dir}
                                  imports the candidate with the GPU hidden so load_inline builds
   reference {problem, device, variant, init_seed, trials, inputs_dir, outputs_dir}
@@ -45,12 +46,19 @@ def _hello(request):
 
 
 def _static_check(request):
-    from .static_check import check_source
+    """Optional fields: backend (auto, cuda, triton, cpu), rules (a rule set's path or bundled
+    name), problem (its size constants feed shape-specialised). An evaluation sends none of
+    them and gets the default rule set with the backend inferred."""
+    from .static_check import RuleSetError, analyse
 
     path = request["candidate"]
     source = Path(path).read_text(encoding="utf-8", errors="replace")
-    verdicts = check_source(source, path)
-    return {"ok": True, "verdicts": verdicts}
+    try:
+        answer = analyse(source, path, request.get("backend") or "auto", request.get("rules"),
+                         request.get("problem"))
+    except (RuleSetError, OSError) as exc:
+        raise PhaseError("harness_error", str(exc)) from exc
+    return {"ok": True, **answer}
 
 
 def extensions_dir_for(base) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from . import runtime, tensor_io
+from .integrity import perf_counter_ns
 from .tracing import Clocks, Tracer
 
 _OWN_KERNEL = [
@@ -117,12 +118,12 @@ class TimingSession:
                 if self.cuda and not traced:
                     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     begin.record(self.stream)
-                host_start = time.perf_counter_ns()
+                host_start = perf_counter_ns()
                 output = self._call(model, inputs)
                 if self.cuda and not traced:
                     end.record(self.stream)
                 runtime.synchronize(self.device)
-                answer["host_us"].append((time.perf_counter_ns() - host_start) / 1000.0)
+                answer["host_us"].append((perf_counter_ns() - host_start) / 1000.0)
                 if traced:
                     windows.append((start_ns, self.tracer.now_ns()))
                 elif self.cuda:
@@ -153,12 +154,12 @@ class TimingSession:
         candidate made)."""
         if not self.cuda:
             return None
-        torch.cuda.synchronize(self.device)
+        runtime.synchronize(self.device)
         torch.cuda.reset_peak_memory_stats(self.device)
         base = torch.cuda.memory_allocated(self.device)
         start = self.tracer.now_ns() if self.tracer.active else 0
         self._call(model, self.pool[0])
-        torch.cuda.synchronize(self.device)
+        runtime.synchronize(self.device)
         facts = {"allocator_peak_bytes": int(torch.cuda.max_memory_allocated(self.device) - base)}
         if self.tracer.active:
             summary = self.tracer.summarize([(start, self.tracer.now_ns())], self.caller_id, self.own)[0]

@@ -1,11 +1,24 @@
-"""Static rules over a candidate's Python source (DESIGN section 2, stage 1).
+"""Static rules over a candidate's source (DESIGN section 2, stage 1; docs/static-checks.md).
 
-Each rule has an id, a severity (`reject` or `warn`), a message and the line it points at.
-This is the first rule set: the structural rules every candidate must pass. The integrity
-rules (torch fallbacks, timer patching, threads, ...) build on the same Verdict shape.
+Each verdict has a rule id, a severity (`reject` or `warn`), a message and the line it points
+at. The rules are code (static_rules.py); which of them run and how severe they are is data: a
+rule set, python/kbench/rules/<name>.json, `default` unless the request names another.
 """
 
 import ast
+import json
+from pathlib import Path
+
+from . import static_rules as rules
+from .static_analysis import Candidate, problem_constants
+
+RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+SEVERITIES = ("reject", "warn", "off")
+BACKENDS = ("cuda", "triton", "cpu")
+
+
+class RuleSetError(ValueError):
+    """A rule set that cannot be used: the message names the file and what is wrong."""
 
 
 def _verdict(rule, severity, message, line=None):
@@ -30,49 +43,132 @@ def _module_bindings(tree):
     return names
 
 
-def _rule_modelnew_defined(tree, path):
-    if "ModelNew" in _module_bindings(tree):
+def _rule_modelnew_defined(candidate, options):
+    if "ModelNew" in _module_bindings(candidate.tree):
         return []
-    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    classes = [node.name for node in candidate.tree.body if isinstance(node, ast.ClassDef)]
     hint = f" (it defines: {', '.join(classes)})" if classes else ""
-    return [
-        _verdict(
-            "modelnew-defined",
-            "reject",
-            f"{path} defines no ModelNew at module level{hint}; a candidate must define "
-            "class ModelNew(nn.Module)",
-        )
-    ]
+    return [(None, f"{candidate.path} defines no ModelNew at module level{hint}; a candidate must "
+             "define class ModelNew(nn.Module)")]
 
 
-def _rule_reference_reuse(tree, path):
-    verdicts = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
-            for base in node.bases:
-                if isinstance(base, ast.Name) and base.id == "Model":
-                    verdicts.append(
-                        _verdict(
-                            "reference-reuse",
-                            "reject",
-                            "ModelNew subclasses the reference Model: the reference's forward "
-                            "would run instead of a kernel",
-                            node.lineno,
-                        )
-                    )
-    return verdicts
+# Rule id -> (function, the options it accepts besides "severity").
+RULES = {
+    "modelnew-defined": (_rule_modelnew_defined, ()),
+    "reference-reuse": (rules.rule_reference_reuse, ()),
+    "torch-compute-in-forward": (rules.rule_torch_compute, ()),
+    "fallback": (rules.rule_fallback, ()),
+    "patching": (rules.rule_patching, ()),
+    "concurrency-and-io": (rules.rule_concurrency_and_io, ()),
+    "introspection": (rules.rule_introspection, ()),
+    "stream-without-join": (rules.rule_stream_without_join, ("joined_severity",)),
+    "lazy-output": (rules.rule_lazy_output, ()),
+    "kernel-required": (rules.rule_kernel_required, ("backends",)),
+    "precision-downgrade": (rules.rule_precision_downgrade, ()),
+    "shape-specialised": (rules.rule_shape_specialised, ()),
+}
 
 
-RULES = (_rule_modelnew_defined, _rule_reference_reuse)
+# ---------------------------------------------------------------- rule sets
 
 
-def check_source(source: str, path: str):
-    """Verdicts for one candidate. A syntax error is reported by the compile stage, not here."""
+def rule_set_path(spec):
+    """A rule set named by path, or by the name of a bundled one (`default`, `partial-torch`)."""
+    if not spec:
+        spec = "default"
+    bundled = RULES_DIR / f"{spec}.json"
+    if "/" not in spec and not spec.endswith(".json") and bundled.is_file():
+        return bundled
+    return Path(spec)
+
+
+def load_rule_set(spec=None, _seen=()):
+    """{"name", "description", "rules": {id: {"severity", ...}}}, validated; `extends` names a
+    rule set whose rules this one starts from. Rules not listed (nor inherited) are off."""
+    path = rule_set_path(spec)
+    if str(path) in _seen:
+        raise RuleSetError(f"rule set {path}: `extends` loops back to itself")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RuleSetError(f"rule set {path}: cannot read it ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise RuleSetError(f"rule set {path}: not valid JSON ({exc})") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("rules"), dict):
+        raise RuleSetError(f"rule set {path}: expected an object with a \"rules\" object")
+    merged = {}
+    if document.get("extends"):
+        merged = dict(load_rule_set(document["extends"], _seen + (str(path),))["rules"])
+    for rule_id, options in document["rules"].items():
+        merged[rule_id] = _validated_rule(path, rule_id, options)
+    return {"name": document.get("name", path.stem), "description": document.get("description", ""),
+            "path": str(path), "rules": merged}
+
+
+def _validated_rule(path, rule_id, options):
+    if rule_id not in RULES:
+        raise RuleSetError(f"rule set {path}: unknown rule id '{rule_id}' (known: "
+                           f"{', '.join(sorted(RULES))})")
+    if not isinstance(options, dict) or options.get("severity") not in SEVERITIES:
+        raise RuleSetError(f"rule set {path}: rule '{rule_id}' needs \"severity\": one of "
+                           f"{', '.join(SEVERITIES)}")
+    allowed = ("severity",) + RULES[rule_id][1]
+    for key in options:
+        if key not in allowed:
+            raise RuleSetError(f"rule set {path}: rule '{rule_id}' has unknown option '{key}' "
+                               f"(it takes: {', '.join(allowed)})")
+    if options.get("joined_severity", "warn") not in SEVERITIES:
+        raise RuleSetError(f"rule set {path}: rule '{rule_id}': joined_severity must be one of "
+                           f"{', '.join(SEVERITIES)}")
+    for backend, requirement in options.get("backends", {}).items():
+        if backend not in BACKENDS or requirement not in rules._REQUIREMENTS:
+            raise RuleSetError(f"rule set {path}: rule '{rule_id}': backend '{backend}' -> "
+                               f"'{requirement}' (backends: {', '.join(BACKENDS)}; requirements: "
+                               f"{', '.join(rules._REQUIREMENTS)})")
+    return options
+
+
+# ---------------------------------------------------------------- checking
+
+
+def analyse(source, path, backend="auto", rule_set=None, problem=None):
+    """{"backend": resolved backend, "rule_set": name, "verdicts": [...]} for one candidate.
+    A syntax error is reported by the compile stage, not here."""
+    rule_set = rule_set if isinstance(rule_set, dict) else load_rule_set(rule_set)
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError:
-        return []
+        return {"backend": backend, "rule_set": rule_set["name"], "verdicts": []}
+    constants = {}
+    if problem:
+        constants = problem_constants(Path(problem).read_text(encoding="utf-8", errors="replace"))
+    candidate = Candidate(tree, source, path, constants)
+    if backend in (None, "", "auto"):
+        backend = rules.infer_backend(candidate)
+    if backend not in BACKENDS:
+        raise RuleSetError(f"unknown backend '{backend}' (one of auto, {', '.join(BACKENDS)})")
     verdicts = []
-    for rule in RULES:
-        verdicts.extend(rule(tree, path))
+    for rule_id, options in rule_set["rules"].items():
+        if options["severity"] != "off":
+            verdicts.extend(_run_rule(rule_id, options, candidate, backend))
+    verdicts.sort(key=lambda v: (v["line"] or 0, v["rule"]))
+    return {"backend": backend, "rule_set": rule_set["name"], "verdicts": verdicts}
+
+
+def _run_rule(rule_id, options, candidate, backend):
+    function = RULES[rule_id][0]
+    seen = set()
+    verdicts = []
+    for finding in function(candidate, dict(options, backend=backend)):
+        line, message = finding[0], finding[1]
+        severity = (finding[2] if len(finding) > 2 and finding[2] else None) or options["severity"]
+        if severity == "off" or (line, message) in seen:
+            continue
+        seen.add((line, message))
+        verdicts.append(_verdict(rule_id, severity, message, line))
     return verdicts
+
+
+def check_source(source: str, path: str, backend="auto", rules=None, problem=None):
+    """The verdicts for one candidate under a rule set (`default` when None)."""
+    return analyse(source, path, backend, rules, problem)["verdicts"]

@@ -9,6 +9,8 @@ import time
 
 import torch
 
+from . import runtime
+
 import kbench_native as kn
 
 
@@ -38,12 +40,12 @@ class Tracer:
         """The id CUPTI gives torch's default stream, which is CUDA's legacy default stream: a
         tiny kernel there shows it (cuptiGetStreamIdEx does not resolve the legacy handle)."""
         probe = torch.zeros(1, device=device)
-        torch.cuda.synchronize(device)
+        runtime.synchronize(device)
         kn.cupti_flush()
         start = kn.cupti_timestamp_ns()
         with torch.cuda.stream(torch.cuda.default_stream(device)):
             probe.add_(1)
-        torch.cuda.synchronize(device)
+        runtime.synchronize(device)
         summary = kn.summarize_call(start, kn.cupti_timestamp_ns(), 0xFFFFFFFF, [], flush=True)
         streams = summary.get("streams") or []
         return streams[0] if len(streams) == 1 else None
@@ -60,14 +62,14 @@ class Tracer:
                 kn.cupti_stop()
             samples = []
             for _ in range(calls):
-                torch.cuda.synchronize(device)
+                runtime.synchronize(device)
                 begin = time.perf_counter_ns()
                 x.add_(1)
-                torch.cuda.synchronize(device)
+                runtime.synchronize(device)
                 samples.append((time.perf_counter_ns() - begin) / 1000.0)
             medians.append(sorted(samples)[len(samples) // 2])
         kn.cupti_start()
-        torch.cuda.synchronize(device)
+        runtime.synchronize(device)
         kn.cupti_flush()
         self.overhead_us = max(0.0, medians[0] - medians[1])
         return self.overhead_us
