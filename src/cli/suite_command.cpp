@@ -3,7 +3,9 @@
 //
 // Manifest (JSON): {"entries": [{"problem": P, "candidate": C, "device": "cpu"|"cuda"|"any",
 //                                "expect": STATUS, "variant": V, "run_timeout_s": N,
-//                                "world_size": N}, ...]}
+//                                "world_size": N, "rules": R}, ...]}
+// "rules" names the static check's rule set for that entry (a bundled name or a path relative
+// to the manifest), so a suite can relax a rule for the entries that need it.
 // Paths are relative to the manifest's directory. "cpu" entries always run on the CPU, "cuda"
 // entries only where a GPU is usable (else they are listed as skipped), "any" entries on the
 // suite's --device.
@@ -33,6 +35,7 @@ struct ManifestEntry {
   std::string problem, candidate, device, expect, variant;
   std::optional<int> run_timeout_s;
   std::optional<int> world_size; // ranks; absent: the problem's KBENCH_WORLD_SIZE, else 1
+  std::string rules;             // static check rule set; empty: the default
 };
 
 std::vector<ManifestEntry> read_manifest(const fs::path& path) {
@@ -67,7 +70,8 @@ std::vector<ManifestEntry> read_manifest(const fs::path& path) {
                         field("expect", ""),
                         field("variant", ""),
                         std::nullopt,
-                        std::nullopt};
+                        std::nullopt,
+                        field("rules", "")};
     const auto positive = [&](const char* name) -> std::optional<int> {
       if (!item.contains(name)) {
         return std::nullopt;
@@ -188,6 +192,11 @@ std::function<int()> register_suite_command(CLI::App& app) {
       }
       if (entry.world_size) {
         run.world_size = *entry.world_size;
+      }
+      if (!entry.rules.empty()) {
+        const bool name = entry.rules.find('/') == std::string::npos &&
+                          std::filesystem::path(entry.rules).extension() != ".json";
+        run.rules = name ? std::filesystem::path(entry.rules) : base / entry.rules;
       }
       const int gpus = static_cast<int>(sched::probe_devices().gpus.size());
       if (row.device == "cuda" && !have_gpu) {

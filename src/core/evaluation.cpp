@@ -306,16 +306,25 @@ private:
     return ranks;
   }
 
+  // A bundled rule set's name ("partial-torch") goes as it is; a file path is made absolute,
+  // since the worker runs in another directory.
+  std::string rules_argument() const {
+    const std::string rules = m_options.rules.string();
+    const bool name =
+        rules.find('/') == std::string::npos && m_options.rules.extension() != ".json";
+    return rules.empty() || name ? rules : fs::absolute(m_options.rules).string();
+  }
+
   bool static_check(sandbox::WorkerClient& worker) {
-    const PhaseOutcome outcome = run_phase(
-        worker,
-        {{"op", "static_check"},
-         {"candidate", m_result.candidate_path},
-         {"problem", m_result.problem_path},
-         {"backend", m_options.backend},
-         {"rules", m_options.rules.empty() ? "" : fs::absolute(m_options.rules).string()}},
-        std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
-        m_result.candidate_path);
+    const PhaseOutcome outcome =
+        run_phase(worker,
+                  {{"op", "static_check"},
+                   {"candidate", m_result.candidate_path},
+                   {"problem", m_result.problem_path},
+                   {"backend", m_options.backend},
+                   {"rules", rules_argument()}},
+                  std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
+                  m_result.candidate_path);
     if (!outcome.ok) {
       fail(Status::harness_error, "the static check could not run: " + outcome.message,
            outcome.log);

@@ -126,6 +126,11 @@ public:
       return result;
     }
     finish(result.timing);
+    if (const auto decoy = decoy_kernels(result.timing); !decoy.empty()) {
+      result.failure.status = Status::incorrect;
+      result.failure.message = decoy;
+      return result;
+    }
     result.ok = true;
     return result;
   }
@@ -175,6 +180,9 @@ private:
           optional_number(setup.value("tracing_overhead_us", nlohmann::json()));
       side.out.default_sm_mhz = optional_number(setup.value("default_sm_mhz", nlohmann::json()));
       side.out.l2_flush = setup.value("l2_flush_bytes", 0) > 0;
+      if (side.role == WorkerRole::candidate) {
+        m_own_kernels = setup.value("own_kernels", std::vector<std::string>{});
+      }
     }
     if (body.contains("memory") && body["memory"].is_object()) {
       const auto& memory = body["memory"];
@@ -368,6 +376,24 @@ private:
     add_flags(timing);
   }
 
+  // A candidate that declares kernels of its own and never runs them in timed calls did its
+  // work with torch's or a library's kernels (hacking.md: decoy kernels).
+  std::string decoy_kernels(const TimingInfo& timing) const {
+    const auto& cand = *timing.candidate;
+    if (m_own_kernels.empty() || cand.method != "cupti" || !cand.own_kernel_share ||
+        *cand.own_kernel_share > 0) {
+      return {};
+    }
+    std::string names;
+    for (const auto& name : m_own_kernels) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return fmt::format("integrity check failed: the candidate's own kernels ({}) never ran in "
+                       "{} timed calls; all of its GPU time was in other kernels (torch's or a "
+                       "library's)",
+                       names, cand.stats_us.n);
+  }
+
   void add_flags(TimingInfo& timing) {
     const auto& cand = *timing.candidate;
     const std::size_t n = m_sides[1].device_us.size();
@@ -427,6 +453,7 @@ private:
   bool m_legacy_stream = false;
   double m_off_stream_tail_us = 0;
   std::string m_spot_failure;
+  std::vector<std::string> m_own_kernels;
 };
 
 } // namespace

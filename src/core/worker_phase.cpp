@@ -43,14 +43,19 @@ void record_protections(EvalResult& result, const std::vector<sandbox::Protectio
   for (const auto& p : protections) {
     auto known = std::find_if(result.sandbox.begin(), result.sandbox.end(),
                               [&](const SandboxProtection& s) { return s.protection == p.name; });
+    // One warning per protection and evaluation: for its first worker, or the first that
+    // lacks it after others had it.
+    bool warn = !p.warning.empty();
     if (known == result.sandbox.end()) {
       result.sandbox.push_back({p.name, p.active, p.detail});
     } else if (known->active && !p.active) {
       known->active = false;
       known->detail = p.detail;
+    } else {
+      warn = warn && known->active && known->detail != p.detail;
     }
-    if (!p.warning.empty() && std::find(result.warnings.begin(), result.warnings.end(),
-                                        p.warning) == result.warnings.end()) {
+    if (warn && std::find(result.warnings.begin(), result.warnings.end(), p.warning) ==
+                    result.warnings.end()) {
       result.warnings.push_back(p.warning);
     }
   }
@@ -60,7 +65,8 @@ namespace {
 
 // The deepest common ancestor of two paths, or empty when it is the root (too wide to be a
 // scratch directory).
-std::filesystem::path common_parent(const std::filesystem::path& a, const std::filesystem::path& b) {
+std::filesystem::path common_parent(const std::filesystem::path& a,
+                                    const std::filesystem::path& b) {
   std::filesystem::path common;
   for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end() && *i == *j; ++i, ++j) {
     common /= *i;
@@ -146,12 +152,18 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   env["TRITON_CACHE_DIR"] = (tmp_directory / "triton").string();
 
   auto& policy = launch.sandbox;
-  policy.isolate_network = true;
-  policy.filter_syscalls = true;
-  policy.restrict_filesystem = true;
-  const std::filesystem::path root = scratch.empty() ? common_parent(working_directory,
-                                                                     tmp_directory)
-                                                     : scratch;
+  // KBENCH_SANDBOX=off is the way out on a machine where a protection breaks legitimate work
+  // (it is reported on every result, so nobody mistakes such a run for a protected one).
+  const char* switch_ = std::getenv("KBENCH_SANDBOX");
+  const bool on = !(switch_ && std::string(switch_) == "off");
+  policy.isolate_network = on;
+  policy.filter_syscalls = on;
+  policy.restrict_filesystem = on;
+  if (!on) {
+    policy.disabled_reason = "turned off by KBENCH_SANDBOX=off";
+  }
+  const std::filesystem::path root =
+      scratch.empty() ? common_parent(working_directory, tmp_directory) : scratch;
   policy.writable = {working_directory, tmp_directory, "/dev"};
   if (role == WorkerRole::reference) {
     if (!root.empty()) {

@@ -106,7 +106,7 @@ struct Prepared {
   // landlock
   int landlock_fd = -1;
   int landlock_abi = 0;
-  std::string landlock_detail;     // how, when ready
+  std::string landlock_detail;      // how, when ready
   std::string landlock_unavailable; // why not, when not
   bool restrict_filesystem = false;
   // limits
@@ -233,16 +233,15 @@ std::vector<sock_filter> build_filter(bool deny_list, bool deny_inet_sockets) {
 // the network and scope rights.
 constexpr std::uint64_t kLandlockRead =
     LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
-constexpr std::uint64_t kLandlockFileRights = LANDLOCK_ACCESS_FS_READ_FILE |
-                                              LANDLOCK_ACCESS_FS_EXECUTE |
-                                              LANDLOCK_ACCESS_FS_WRITE_FILE;
+constexpr std::uint64_t kLandlockFileRights =
+    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE;
 
 std::uint64_t landlock_write_rights(int abi) {
-  std::uint64_t rights =
-      LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
-      LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  std::uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                         LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                         LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                         LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                         LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
 #ifdef LANDLOCK_ACCESS_FS_REFER
   if (abi >= 2) {
     rights |= LANDLOCK_ACCESS_FS_REFER;
@@ -590,7 +589,9 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
     report(report_fd, kStepRecord, kStepLandlock, error);
   }
   if (need_filter) {
-    const auto& filter = namespaced ? prepared.filter_plain : prepared.filter_with_socket;
+    // The socket rule only stands in for a namespace that could not be made.
+    const bool socket_rule = prepared.isolate_network && !namespaced;
+    const auto& filter = socket_rule ? prepared.filter_with_socket : prepared.filter_plain;
     sock_fprog program{static_cast<unsigned short>(filter.size()),
                        const_cast<sock_filter*>(filter.data())};
     const int error =
@@ -647,6 +648,12 @@ std::vector<Protection> protections_from(const SpawnSpec& spec, const Prepared& 
                                          const std::array<int, kStepCount>& step) {
   std::vector<Protection> out;
   const auto& policy = spec.sandbox;
+  if (!policy.disabled_reason.empty()) {
+    for (const char* name : {"network", "syscall_filter", "filesystem"}) {
+      out.push_back({name, false, "off: " + policy.disabled_reason,
+                     std::string(name) + " protection off: " + policy.disabled_reason});
+    }
+  }
   auto tried = [&](Step s) { return step[s] != kNotTried; };
   auto ok = [&](Step s) { return step[s] == 0; };
   const bool nnp_ok = ok(kStepNoNewPrivs);
@@ -680,8 +687,8 @@ std::vector<Protection> protections_from(const SpawnSpec& spec, const Prepared& 
     } else if (ok(kStepSeccomp)) {
       p.active = true;
       p.detail = "seccomp denies socket(AF_INET/AF_INET6/AF_PACKET) (" + namespace_failure + ")";
-      p.warning = "network isolation off: " + namespace_failure +
-                  "; seccomp socket filter used instead";
+      p.warning =
+          "network isolation off: " + namespace_failure + "; seccomp socket filter used instead";
     } else {
       p.detail = "off: " + namespace_failure + "; the seccomp socket filter failed too (" +
                  errno_name(!nnp_ok ? step[kStepNoNewPrivs] : step[kStepSeccomp]) + ")";

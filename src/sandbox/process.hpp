@@ -43,6 +43,9 @@ struct SandboxPolicy {
   bool restrict_filesystem = false;
   std::vector<std::filesystem::path> writable;
   std::vector<std::filesystem::path> unreadable;
+  // Set when a person turned the sandbox off (KBENCH_SANDBOX=off): the three protections above
+  // are then reported off with this reason, never silently absent.
+  std::string disabled_reason;
 };
 
 // One protection as it took effect in the child: "network", "syscall_filter", "filesystem",

@@ -25,6 +25,10 @@ KbenchRun eval_collective(const std::string& problem, const std::string& candida
                                    "--world-size",
                                    std::to_string(world),
                                    "--quiet"};
+  if (candidate.rfind("tests/e2e/candidates/", 0) == 0) {
+    // Plain torch test candidates aimed at the rank handling: structural rules only.
+    args.insert(args.end(), {"--rules", "structural"});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   return run_kbench(args);
 }

@@ -10,10 +10,10 @@ using kbench::testing::repo_path;
 using kbench::testing::run_kbench;
 
 TEST(EvalPipeline, PopcornVariantGivesEachTrialItsOwnShapes) {
-  const auto run =
-      run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--device", "cpu",
-                  "--variant", "popcorn", "--trials", "6", "--iterations", "5", "--quiet"});
+  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--rules",
+                               "structural", "--device", "cpu", "--variant", "popcorn", "--trials",
+                               "6", "--iterations", "5", "--quiet"});
   ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "");
   std::set<std::string> shapes;
   for (const auto& trial : run.result["correctness"]["trials"]) {
@@ -26,9 +26,10 @@ TEST(EvalPipeline, PopcornVariantGivesEachTrialItsOwnShapes) {
 }
 
 TEST(EvalPipeline, StandardVariantKeepsDefaultShapes) {
-  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
-                               "--device", "cpu", "--trials", "3", "--no-timing", "--quiet"});
+  const auto run =
+      run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--rules",
+                  "structural", "--device", "cpu", "--trials", "3", "--no-timing", "--quiet"});
   ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "");
   for (const auto& trial : run.result["correctness"]["trials"]) {
     EXPECT_EQ(trial["input_shapes"][0]["shape"], nlohmann::json::array({64, 96}));
@@ -39,8 +40,8 @@ TEST(EvalPipeline, SameSeedSameShapesDifferentSeedDifferentShapes) {
   auto shapes_for = [](const std::string& seed) {
     const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
                                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
-                                 "--device", "cpu", "--variant", "popcorn", "--trials", "4",
-                                 "--seed", seed, "--no-timing", "--quiet"});
+                                 "--rules", "structural", "--device", "cpu", "--variant", "popcorn",
+                                 "--trials", "4", "--seed", seed, "--no-timing", "--quiet"});
     std::string all;
     for (const auto& trial : run.result["correctness"]["trials"]) {
       if (!trial["held_out"].get<bool>()) { // its seed is fresh entropy on every run
@@ -54,10 +55,10 @@ TEST(EvalPipeline, SameSeedSameShapesDifferentSeedDifferentShapes) {
 }
 
 TEST(EvalPipeline, JitterUnsafeReferenceBlamesTheProblemWithTheShape) {
-  const auto run =
-      run_kbench({"eval", repo_path("tests/e2e/problems/jitter_unsafe_broadcast.py"),
-                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--device", "cpu",
-                  "--variant", "popcorn", "--trials", "5", "--no-timing", "--quiet"});
+  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jitter_unsafe_broadcast.py"),
+                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--rules",
+                               "structural", "--device", "cpu", "--variant", "popcorn", "--trials",
+                               "5", "--no-timing", "--quiet"});
   EXPECT_EQ(run.result["status"], "harness_error");
   const std::string message = run.result["message"];
   EXPECT_NE(message.find("the reference failed on trial"), std::string::npos) << message;
@@ -66,12 +67,14 @@ TEST(EvalPipeline, JitterUnsafeReferenceBlamesTheProblemWithTheShape) {
 }
 
 TEST(EvalPipeline, TwoCandidatesWithTheSameExtensionNameNeverShareABuild) {
-  const auto a = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                             repo_path("tests/e2e/candidates/same_extension_name_a.py"), "--device",
-                             "cpu", "--trials", "2", "--no-timing", "--quiet"});
-  const auto b = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                             repo_path("tests/e2e/candidates/same_extension_name_b.py"), "--device",
-                             "cpu", "--trials", "2", "--no-timing", "--quiet"});
+  const auto a =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("tests/e2e/candidates/same_extension_name_a.py"), "--rules",
+                  "structural", "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
+  const auto b =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("tests/e2e/candidates/same_extension_name_b.py"), "--rules",
+                  "structural", "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
   EXPECT_EQ(a.result["status"], "ok") << a.result.value("message", "");
   EXPECT_EQ(b.result["status"], "incorrect") << b.result.value("message", "");
   EXPECT_NE(a.result["compile"]["extensions_dir"], b.result["compile"]["extensions_dir"]);

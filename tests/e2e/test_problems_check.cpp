@@ -97,9 +97,10 @@ TEST(ProblemsCheck, HealthyProblemPassesWithoutFindings) {
 
 TEST(ProblemsCheck, EvalWarnsAboutAProblemThatFailedItsCheck) {
   check("seed_independent_output.py");
-  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/seed_independent_output.py"),
-                               repo_path("tests/e2e/candidates/seed_independent_output_torch.py"),
-                               "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
+  const auto run =
+      run_kbench({"eval", repo_path("tests/e2e/problems/seed_independent_output.py"),
+                  repo_path("tests/e2e/candidates/seed_independent_output_torch.py"), "--rules",
+                  "structural", "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
   EXPECT_EQ(run.result["status"], "ok") << run.result.value("message", "");
   ASSERT_EQ(run.result["warnings"].size(), 1u);
   EXPECT_NE(run.result["warnings"][0].get<std::string>().find("depends-on-inputs"),
@@ -109,10 +110,10 @@ TEST(ProblemsCheck, EvalWarnsAboutAProblemThatFailedItsCheck) {
 
 TEST(EvalPrecision, HalfPrecisionCastsModelAndInputsAndLoosensTheTolerance) {
   for (const char* precision : {"fp16", "bf16"}) {
-    const auto run =
-        run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                    repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--device", "cpu",
-                    "--precision", precision, "--trials", "2", "--no-timing", "--quiet"});
+    const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                                 repo_path("tests/e2e/candidates/jittered_scale_torch.py"),
+                                 "--rules", "structural", "--device", "cpu", "--precision",
+                                 precision, "--trials", "2", "--no-timing", "--quiet"});
     ASSERT_EQ(run.result["status"], "ok") << precision << ": " << run.result.value("message", "");
     EXPECT_EQ(run.result["config"]["precision"], precision);
     const auto& trial = run.result["correctness"]["trials"][0];
@@ -125,10 +126,10 @@ TEST(EvalPrecision, HalfPrecisionCastsModelAndInputsAndLoosensTheTolerance) {
 }
 
 TEST(EvalPrecision, UnknownPrecisionIsAUsageError) {
-  const auto run =
-      run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
-                  repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--precision", "fp8"},
-                 false);
+  const auto run = run_kbench({"eval", repo_path("tests/e2e/problems/jittered_scale.py"),
+                               repo_path("tests/e2e/candidates/jittered_scale_torch.py"), "--rules",
+                               "structural", "--precision", "fp8"},
+                              false);
   EXPECT_EQ(run.exit_code, 64);
   EXPECT_NE(run.stderr_text.find("--precision must be fp32, fp16 or bf16"), std::string::npos);
 }

@@ -91,12 +91,14 @@ TEST(CudaTiming, ReluIsTracedWithCuptiInPairedBlocks) {
 // the spot-checks of timed outputs catch them.
 TEST(CudaTiming, SideStreamAndCachedResultsAreCaught) {
   REQUIRE_GPU();
-  const auto side = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                                repo_path("tests/e2e/candidates/cuda_unjoined_side_stream.py"),
-                                "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
-  const auto cached = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                                  repo_path("tests/e2e/candidates/cuda_cached_result.py"),
-                                  "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
+  const auto side =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("tests/e2e/candidates/cuda_unjoined_side_stream.py"), "--rules",
+                  "structural", "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
+  const auto cached =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("tests/e2e/candidates/cuda_cached_result.py"), "--rules", "structural",
+                  "--device", "cuda", "--trials", "2", "--no-compile-baseline"});
   if (!report_dir().empty()) {
     std::ofstream(report_dir() + "/timing-cheats.txt") << side.stdout_text << "\n"
                                                        << cached.stdout_text;
