@@ -102,9 +102,12 @@ TEST(ProblemsCheck, EvalWarnsAboutAProblemThatFailedItsCheck) {
                   repo_path("tests/e2e/candidates/seed_independent_output_torch.py"), "--rules",
                   "structural", "--device", "cpu", "--trials", "2", "--no-timing", "--quiet"});
   EXPECT_EQ(run.result["status"], "ok") << run.result.value("message", "");
-  ASSERT_EQ(run.result["warnings"].size(), 1u);
-  EXPECT_NE(run.result["warnings"][0].get<std::string>().find("depends-on-inputs"),
-            std::string::npos);
+  // Other warnings may be there too (a sandbox protection this machine cannot apply).
+  bool found = false;
+  for (const auto& warning : run.result["warnings"]) {
+    found = found || warning.get<std::string>().find("depends-on-inputs") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << run.result["warnings"].dump();
   EXPECT_NE(run.stdout_text.find("warning"), std::string::npos);
 }
 
