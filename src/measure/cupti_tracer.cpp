@@ -352,6 +352,20 @@ void CuptiTracer::Impl::consume(std::uint8_t* buffer, std::size_t valid_bytes) {
   }
 }
 
+namespace {
+
+// What every timed record kind carries, whatever its struct version.
+template <typename Record> void copy_timed_fields(const Record& record, ActivityRecord& out) {
+  out.start_ns = record.start;
+  out.end_ns = record.end;
+  out.device_id = record.deviceId;
+  out.context_id = record.contextId;
+  out.stream_id = record.streamId;
+  out.correlation_id = record.correlationId;
+}
+
+} // namespace
+
 void CuptiTracer::Impl::parse(const CUpti_Activity* record) {
   ActivityRecord out;
   switch (record->kind) {
@@ -367,12 +381,7 @@ void CuptiTracer::Impl::parse(const CUpti_Activity* record) {
       }
       out.name = it->second;
     }
-    out.start_ns = k->start;
-    out.end_ns = k->end;
-    out.device_id = k->deviceId;
-    out.context_id = k->contextId;
-    out.stream_id = k->streamId;
-    out.correlation_id = k->correlationId;
+    copy_timed_fields(*k, out);
     out.grid = {k->gridX, k->gridY, k->gridZ};
     out.block = {k->blockX, k->blockY, k->blockZ};
     out.registers_per_thread = k->registersPerThread;
@@ -384,12 +393,7 @@ void CuptiTracer::Impl::parse(const CUpti_Activity* record) {
     const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
     out.kind = ActivityRecord::Kind::memcpy;
     out.name = copy_kind_name(c->copyKind);
-    out.start_ns = c->start;
-    out.end_ns = c->end;
-    out.device_id = c->deviceId;
-    out.context_id = c->contextId;
-    out.stream_id = c->streamId;
-    out.correlation_id = c->correlationId;
+    copy_timed_fields(*c, out);
     out.bytes = c->bytes;
     break;
   }
@@ -397,12 +401,7 @@ void CuptiTracer::Impl::parse(const CUpti_Activity* record) {
     const auto* s = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
     out.kind = ActivityRecord::Kind::memset;
     out.name = "memset";
-    out.start_ns = s->start;
-    out.end_ns = s->end;
-    out.device_id = s->deviceId;
-    out.context_id = s->contextId;
-    out.stream_id = s->streamId;
-    out.correlation_id = s->correlationId;
+    copy_timed_fields(*s, out);
     out.bytes = s->bytes;
     break;
   }
