@@ -194,9 +194,8 @@ std::function<int()> register_suite_command(CLI::App& app) {
         run.world_size = *entry.world_size;
       }
       if (!entry.rules.empty()) {
-        const bool name = entry.rules.find('/') == std::string::npos &&
-                          std::filesystem::path(entry.rules).extension() != ".json";
-        run.rules = name ? std::filesystem::path(entry.rules) : base / entry.rules;
+        run.rules = names_bundled_rule_set(entry.rules) ? std::filesystem::path(entry.rules)
+                                                        : base / entry.rules;
       }
       const int gpus = static_cast<int>(sched::probe_devices().gpus.size());
       if (row.device == "cuda" && !have_gpu) {

@@ -119,7 +119,8 @@ std::string format_summary(const EvalResult& r) {
       text += ", " + speedup_text(*r.timing.speedup_vs_compiled, r.timing.speedup_vs_compiled_ci) +
               " vs torch.compile";
     }
-    line("speedup", text + " (ratio of medians, 95 % interval)");
+    line("speedup", text + (r.timing.speedup_ci ? " (ratio of medians, 95 % interval)"
+                                                : " (ratio of medians)"));
     if (r.timing.fusion_ratio || r.timing.memory_ratio) {
       line("launches",
            fmt::format("{} per call (reference {}), memory peak {} of the reference's",

@@ -1,6 +1,7 @@
 #include "core/evaluation.hpp"
 
 #include "compare/compare_outputs.hpp"
+#include "core/json_io.hpp"
 #include "core/paired_timing.hpp"
 #include "core/problem_checking.hpp"
 #include "core/problem_metadata.hpp"
@@ -309,10 +310,9 @@ private:
   // A bundled rule set's name ("partial-torch") goes as it is; a file path is made absolute,
   // since the worker runs in another directory.
   std::string rules_argument() const {
-    const std::string rules = m_options.rules.string();
-    const bool name =
-        rules.find('/') == std::string::npos && m_options.rules.extension() != ".json";
-    return rules.empty() || name ? rules : fs::absolute(m_options.rules).string();
+    return m_options.rules.empty() || names_bundled_rule_set(m_options.rules)
+               ? m_options.rules.string()
+               : fs::absolute(m_options.rules).string();
   }
 
   bool static_check(sandbox::WorkerClient& worker) {
@@ -536,13 +536,10 @@ private:
     return side;
   }
 
+  // The valid (non-negative) samples of an answer's array field.
   static std::vector<double> numbers(const nlohmann::json& body, const char* key) {
-    std::vector<double> out;
-    for (const auto& value : body.value(key, nlohmann::json::array())) {
-      if (value.is_number() && value.get<double>() >= 0) {
-        out.push_back(value.get<double>());
-      }
-    }
+    auto out = number_array(body, key);
+    std::erase_if(out, [](double v) { return v < 0; });
     return out;
   }
 

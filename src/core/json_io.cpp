@@ -41,4 +41,12 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& do
   std::filesystem::rename(temporary, path);
 }
 
+std::vector<double> number_array(const nlohmann::json& body, const char* key) {
+  std::vector<double> out;
+  for (const auto& value : body.value(key, nlohmann::json::array())) {
+    out.push_back(value.is_number() ? value.get<double>() : -1.0);
+  }
+  return out;
+}
+
 } // namespace kbench

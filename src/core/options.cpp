@@ -4,6 +4,11 @@
 
 namespace kbench {
 
+bool names_bundled_rule_set(const std::filesystem::path& rules) {
+  const std::string text = rules.string();
+  return !text.empty() && text.find('/') == std::string::npos && rules.extension() != ".json";
+}
+
 const std::vector<std::string>& known_variants() {
   static const std::vector<std::string> variants = {"standard", "popcorn", "popcorn2"};
   return variants;

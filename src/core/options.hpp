@@ -49,6 +49,9 @@ struct EvalOptions {
 // Problems in the options a person can act on ("--trials must be at least 1"); empty if none.
 std::vector<std::string> validate(const EvalOptions& options);
 
+// "partial-torch" names a bundled rule set (python/kbench/rules); "my/rules.json" is a file.
+bool names_bundled_rule_set(const std::filesystem::path& rules);
+
 const std::vector<std::string>& known_variants();
 const std::vector<std::string>& known_precisions();
 

@@ -1,6 +1,7 @@
 #include "core/paired_timing.hpp"
 
 #include "compare/compare_outputs.hpp"
+#include "core/json_io.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "measure/stopping_rule.hpp"
@@ -22,21 +23,16 @@ constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
 // A block whose SM clock fell under this share of the default clock is dropped (throttling).
 constexpr double kThrottleShare = 0.75;
 
-std::vector<double> numbers(const nlohmann::json& body, const char* key) {
-  std::vector<double> out;
-  for (const auto& v : body.value(key, nlohmann::json::array())) {
-    out.push_back(v.is_number() ? v.get<double>() : -1.0);
-  }
-  return out;
-}
-
 std::optional<double> optional_number(const nlohmann::json& value) {
   return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
 }
 
 // One side's samples and what its blocks reported.
 struct Side {
-  const char* name;
+  Side(sandbox::WorkerClient* worker_, WorkerRole role_, std::string target_,
+       const measure::StoppingSettings& settings)
+      : worker(worker_), role(role_), target(std::move(target_)), rule(settings) {}
+
   sandbox::WorkerClient* worker;
   WorkerRole role;
   std::string target; // eager or compiled
@@ -76,19 +72,15 @@ public:
     settings.max_noise = options.max_noise;
     settings.min_time_s = options.min_time_s;
     settings.timeout_s = options.timing_timeout_s;
-    m_sides.push_back(
-        make_side("reference", setup.reference, WorkerRole::reference, "eager", settings));
-    m_sides.push_back(
-        make_side("candidate", setup.candidate, WorkerRole::candidate, "eager", settings));
+    m_sides.emplace_back(setup.reference, WorkerRole::reference, "eager", settings);
+    m_sides.emplace_back(setup.candidate, WorkerRole::candidate, "eager", settings);
     if (setup.cuda && options.compile_baseline) {
-      m_sides.push_back(make_side("reference_compiled", setup.reference, WorkerRole::reference,
-                                  "compiled", settings));
+      m_sides.emplace_back(setup.reference, WorkerRole::reference, "compiled", settings);
     }
   }
 
   PairedTimingOutcome run() {
     PairedTimingOutcome result;
-    const auto start = Clock::now();
     for (int block = 0;; ++block) {
       std::vector<std::vector<double>> block_samples(m_sides.size());
       for (std::size_t s = 0; s < m_sides.size(); ++s) {
@@ -110,7 +102,7 @@ public:
           m_compiled_blocks.push_back({block_samples[2], block_samples[1]});
         }
       }
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      const double elapsed = wall_seconds();
       bool all_done = true;
       for (auto& side : m_sides) {
         all_done = all_done && (side.done || elapsed > m_options.timing_timeout_s);
@@ -136,14 +128,6 @@ public:
   }
 
 private:
-  struct StopRecord {};
-
-  static Side make_side(const char* name, sandbox::WorkerClient* worker, WorkerRole role,
-                        const char* target, const measure::StoppingSettings& settings) {
-    return Side{name, worker, role, target, measure::StoppingRule(settings), {}, {}, {}, {},
-                {},   {},     {},   {}};
-  }
-
   nlohmann::json request(const Side& side, int block, int calls) const {
     nlohmann::json r = {{"op", "time_block"},
                         {"block", block},
@@ -207,8 +191,8 @@ private:
     side.out.blocks += 1;
     spot_check(body, result.timing);
 
-    const auto host = numbers(body, "host_us");
-    const auto device = body.contains("device_us") ? numbers(body, "device_us") : host;
+    const auto host = number_array(body, "host_us");
+    const auto device = body.contains("device_us") ? number_array(body, "device_us") : host;
     // Throttling: the block's clock, before and after, against the default clock.
     double low_clock = 0;
     for (const auto& mhz : body.value("sm_mhz", nlohmann::json::array())) {

@@ -25,7 +25,6 @@ ORIGINALS = {
 }
 
 perf_counter_ns = time.perf_counter_ns
-synchronize_cuda = torch.cuda.synchronize
 
 
 def _current(name):
