@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   const auto run_suite = kbench::cli::register_suite_command(app);
   const auto run_problems = kbench::cli::register_problems_command(app);
   const auto run_check = kbench::cli::register_check_command(app);
+  const auto run_specs = kbench::cli::register_specs_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("check")) {
     return run_check();
+  }
+  if (app.got_subcommand("specs")) {
+    return run_specs();
   }
   std::cerr << app.help();
   return 64;

@@ -149,7 +149,10 @@ private:
     }
     if (m_options.measure_time) {
       stage("timing");
-      if (!measure(reference, candidate)) {
+      const auto timing_start = Clock::now();
+      const bool measured = measure(reference, candidate);
+      m_result.timing.wall_s = seconds_since(timing_start);
+      if (!measured) {
         return;
       }
     } else {

@@ -208,6 +208,7 @@ nlohmann::json to_json(const EvalResult& r) {
   timing["memory_ratio"] = maybe(r.timing.memory_ratio);
   timing["fusion_ratio"] = maybe(r.timing.fusion_ratio);
   timing["spot_checks"] = r.timing.spot_checks;
+  timing["wall_s"] = maybe(r.timing.wall_s);
   nlohmann::json flags = nlohmann::json::array();
   for (const auto& flag : r.timing.flags) {
     flags.push_back({{"id", flag.id}, {"message", flag.message}});

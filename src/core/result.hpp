@@ -108,6 +108,7 @@ struct TimingInfo {
   std::optional<double> fusion_ratio;   // reference launches per call / candidate's
   std::vector<std::string> spot_checks; // "call 0 (pool set 0): passed", ...
   std::vector<TimingFlag> flags;
+  std::optional<double> wall_s; // the measure phase: pool, paired blocks, spot-checks
 };
 
 // What each worker process did: kept so that a failure can be read in full afterwards.

@@ -4,10 +4,13 @@
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
+#include <set>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -59,6 +62,32 @@ void record_protections(EvalResult& result, const std::vector<sandbox::Protectio
       result.warnings.push_back(p.warning);
     }
   }
+}
+
+std::set<std::string> protections_turned_off(const char* setting) {
+  static const std::set<std::string> all = {"network", "syscall_filter", "filesystem"};
+  const std::string value = setting ? setting : "";
+  if (value.empty() || value == "on") {
+    return {};
+  }
+  if (value == "off") {
+    return all;
+  }
+  if (!value.starts_with("off:")) {
+    throw std::runtime_error(fmt::format(
+        "KBENCH_SANDBOX={}: use off, or off: and a comma-separated list of {}", value,
+        fmt::join(all, ", ")));
+  }
+  std::set<std::string> off;
+  std::istringstream names(value.substr(4));
+  for (std::string name; std::getline(names, name, ',');) {
+    if (!all.contains(name)) {
+      throw std::runtime_error(fmt::format("KBENCH_SANDBOX={}: unknown protection '{}' (known: {})",
+                                           value, name, fmt::join(all, ", ")));
+    }
+    off.insert(name);
+  }
+  return off;
 }
 
 namespace {
@@ -152,15 +181,15 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   env["TRITON_CACHE_DIR"] = (tmp_directory / "triton").string();
 
   auto& policy = launch.sandbox;
-  // KBENCH_SANDBOX=off is the way out on a machine where a protection breaks legitimate work
-  // (it is reported on every result, so nobody mistakes such a run for a protected one).
-  const char* switch_ = std::getenv("KBENCH_SANDBOX");
-  const bool on = !(switch_ && std::string(switch_) == "off");
-  policy.isolate_network = on;
-  policy.filter_syscalls = on;
-  policy.restrict_filesystem = on;
-  if (!on) {
-    policy.disabled_reason = "turned off by KBENCH_SANDBOX=off";
+  // KBENCH_SANDBOX=off is the way out on a machine where a protection breaks legitimate work;
+  // `off:network,filesystem` turns off only those. Either is reported on every result, so
+  // nobody mistakes such a run for a protected one.
+  const auto off = protections_turned_off(std::getenv("KBENCH_SANDBOX"));
+  policy.isolate_network = !off.contains("network");
+  policy.filter_syscalls = !off.contains("syscall_filter");
+  policy.restrict_filesystem = !off.contains("filesystem");
+  if (!off.empty()) {
+    policy.disabled_reason = fmt::format("turned off by KBENCH_SANDBOX={}", std::getenv("KBENCH_SANDBOX"));
   }
   const std::filesystem::path root =
       scratch.empty() ? common_parent(working_directory, tmp_directory) : scratch;

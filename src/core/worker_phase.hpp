@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,10 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
 
 // RLIMIT_CPU for a worker whose deadlines add up to `deadlines`: twice that, on every core (the
 // limit counts the CPU time of all the worker's threads).
+// The protections KBENCH_SANDBOX turns off: none when unset or "on", all for "off", the named
+// ones for "off:network,filesystem". Anything else throws, naming the variable and the choices.
+std::set<std::string> protections_turned_off(const char* setting);
+
 rlim_t cpu_seconds_limit(std::chrono::seconds deadlines);
 
 // Merges one worker's protections into the result: a protection is active only if it is active

@@ -649,9 +649,14 @@ std::vector<Protection> protections_from(const SpawnSpec& spec, const Prepared& 
   std::vector<Protection> out;
   const auto& policy = spec.sandbox;
   if (!policy.disabled_reason.empty()) {
-    for (const char* name : {"network", "syscall_filter", "filesystem"}) {
-      out.push_back({name, false, "off: " + policy.disabled_reason,
-                     std::string(name) + " protection off: " + policy.disabled_reason});
+    const std::pair<const char*, bool> requested[] = {{"network", policy.isolate_network},
+                                                      {"syscall_filter", policy.filter_syscalls},
+                                                      {"filesystem", policy.restrict_filesystem}};
+    for (const auto& [name, on] : requested) {
+      if (!on) {
+        out.push_back({name, false, "off: " + policy.disabled_reason,
+                       std::string(name) + " protection off: " + policy.disabled_reason});
+      }
     }
   }
   auto tried = [&](Step s) { return step[s] != kNotTried; };

@@ -43,8 +43,8 @@ struct SandboxPolicy {
   bool restrict_filesystem = false;
   std::vector<std::filesystem::path> writable;
   std::vector<std::filesystem::path> unreadable;
-  // Set when a person turned the sandbox off (KBENCH_SANDBOX=off): the three protections above
-  // are then reported off with this reason, never silently absent.
+  // Set when a person turned protections off (KBENCH_SANDBOX=off or off:NAMES): those of the
+  // three above that are false are then reported off with this reason, never silently absent.
   std::string disabled_reason;
 };
 

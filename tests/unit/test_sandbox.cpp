@@ -340,3 +340,19 @@ TEST(Sandbox, TheResultKeepsAProtectionActiveOnlyIfEveryWorkerHadIt) {
   EXPECT_EQ(json["sandbox"][0]["active"], false);
   EXPECT_TRUE(json["sandbox"][1].contains("detail"));
 }
+
+TEST(Sandbox, KbenchSandboxTurnsOffAllOrTheNamedProtections) {
+  EXPECT_TRUE(kbench::protections_turned_off(nullptr).empty());
+  EXPECT_TRUE(kbench::protections_turned_off("on").empty());
+  EXPECT_EQ(kbench::protections_turned_off("off").size(), 3U);
+  const auto some = kbench::protections_turned_off("off:filesystem,network");
+  EXPECT_EQ(some, (std::set<std::string>{"filesystem", "network"}));
+  try {
+    kbench::protections_turned_off("off:landlock");
+    FAIL() << "an unknown protection must be an error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("unknown protection 'landlock'"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("syscall_filter"), std::string::npos);
+  }
+  EXPECT_THROW(kbench::protections_turned_off("no"), std::runtime_error);
+}

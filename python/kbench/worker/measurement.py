@@ -1,8 +1,10 @@
 """The worker's half of the measurement engine (DESIGN section 4): blocks of timed calls that
 the orchestrator alternates between processes R and C.
 
-Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed on
-the timing stream outside the timed span (unless warm), a device synchronise, then the call on a
+Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed and
+then a clean buffer of twice the L2's size read, on the timing stream outside the timed span
+(unless warm; the read evicts the dirty lines the zeroing leaves, whose write-back otherwise
+lands in the timed call: docs/timing-fidelity.md), a device synchronise, then the call on a
 dedicated stream, then a device synchronise. `host_us` is that span on the host clock;
 `device_us` is CUPTI's first-to-last GPU activity of the call on every stream. Without CUPTI
 on a GPU, `device_us` falls back to CUDA events on the timing stream (and says so); on the CPU
@@ -57,6 +59,8 @@ class TimingSession:
             self.stream = torch.cuda.Stream(device=self.device)
             l2 = int(torch.cuda.get_device_properties(self.device).L2_cache_size)
             self.flush = torch.empty(max(l2, 1 << 20), dtype=torch.uint8, device=self.device)
+            self.flush_read = torch.ones(max(2 * l2, 1 << 21) // 4, dtype=torch.float32, device=self.device)
+            self.flush_sum = torch.empty((), dtype=torch.float32, device=self.device)
             self.tracer.measure_overhead(self.device)
             self.caller_id = self.tracer.stream_id(self.stream) if self.tracer.active else None
 
@@ -112,6 +116,7 @@ class TimingSession:
                 if self.cuda and not self.warm:
                     with torch.cuda.stream(self.stream):
                         self.flush.zero_()
+                        torch.sum(self.flush_read, dim=0, out=self.flush_sum)
                 runtime.synchronize(self.device)
                 traced = self.cuda and self.tracer.active
                 start_ns = self.tracer.now_ns() if traced else 0

@@ -29,12 +29,22 @@ def configure_device(device: str) -> torch.device:
         if not torch.cuda.is_available():
             from .errors import PhaseError
 
-            raise PhaseError("unsupported", "the worker sees no CUDA device (torch.cuda.is_available() is False)")
+            raise PhaseError("unsupported", "the worker sees no CUDA device (torch.cuda.is_available() is False"
+                             f"{_cuda_init_error()}; CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r})")
         torch.cuda.set_device(dev)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     join_ranks(dev)
     return dev
+
+
+def _cuda_init_error() -> str:
+    """Why CUDA did not initialise, in the driver's words, for the message."""
+    try:
+        torch.cuda.init()
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the person needs to read it
+        return f": {exc}"
+    return ""
 
 
 def world_size() -> int:

@@ -1,0 +1,1 @@
+#include "counters/gpu_specs.hpp"

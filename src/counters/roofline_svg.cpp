@@ -1,0 +1,1 @@
+#include "counters/roofline_svg.hpp"
