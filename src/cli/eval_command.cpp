@@ -71,6 +71,12 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
   command.add_flag_function(
       "--no-timing", [&o](std::int64_t) { o.measure_time = false; }, "check correctness only");
+  command.add_option("--profile", o.profile,
+                     "after timing, collect hardware counters with Nsight Compute: sol (speed of "
+                     "light, roofline, occupancy, launch) or full (adds caches and warp stalls), "
+                     "and energy per call; see docs/counters.md");
+  command.add_option("--roofline", o.roofline_svg,
+                     "with --profile: write the roofline chart (SVG) of both sides' kernels here");
   command.add_option("--python", o.python,
                      "the Python interpreter of the environment with torch (default: the one "
                      "kbench was built against, or KBENCH_PYTHON)");

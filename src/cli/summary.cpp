@@ -1,5 +1,7 @@
 #include "cli/summary.hpp"
 
+#include "cli/counters_summary.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -138,6 +140,9 @@ std::string format_summary(const EvalResult& r) {
     }
   } else if (!r.timing.skipped_reason.empty()) {
     line("timing", "not measured: " + r.timing.skipped_reason);
+  }
+  if (r.counters) {
+    out += format_counters(*r.counters);
   }
   line("wall time", fmt::format("{:.1f} s", r.wall_s));
   return out;

@@ -5,6 +5,7 @@
 #include "core/paired_timing.hpp"
 #include "core/problem_checking.hpp"
 #include "core/problem_metadata.hpp"
+#include "core/profiling.hpp"
 #include "core/rank_group.hpp"
 #include "core/sha256.hpp"
 #include "core/source_files.hpp"
@@ -158,6 +159,9 @@ private:
     } else {
       m_result.timing.skipped_reason = "timing was turned off (--no-timing)";
     }
+    if (!m_options.profile.empty()) {
+      profile(reference, candidate);
+    }
     for (auto* worker : reference) {
       worker->shutdown();
     }
@@ -279,12 +283,14 @@ private:
   // (the scratch directory of its phase by default).
   sandbox::WorkerClient& launch(const std::string& phase, WorkerRole role,
                                 const sandbox::EnvironmentMap& extra = {},
-                                const fs::path& directory = {}) {
+                                const fs::path& directory = {},
+                                const std::vector<std::string>& wrapper = {}) {
     WorkerLaunch launch = worker_launch_for(
         role, m_choice, m_options.gpu, directory.empty() ? m_scratch / phase : directory,
         m_scratch / "tmp", m_options.python, m_options.output_keep_bytes, m_scratch,
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
+    launch.wrapper = wrapper;
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
     const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
                            std::chrono::seconds(static_cast<long>(m_options.timing_timeout_s));
@@ -590,6 +596,7 @@ private:
     PairedTimingSetup setup;
     setup.pool_size = written.body.value("size", 0);
     setup.input_bytes = written.body.value("bytes_per_set", std::int64_t{0});
+    m_call_bytes = setup.input_bytes + written.body.value("output_bytes_per_set", std::int64_t{0});
     setup.reference = reference[0];
     setup.candidate = candidate[0];
     setup.cuda = m_result.device != "cpu";
@@ -604,6 +611,87 @@ private:
     }
     m_result.timing = std::move(outcome.timing);
     return true;
+  }
+
+  // Counters and energy (--profile): after timing, in fresh workers under Nsight Compute. They
+  // describe a correct, timed candidate and never change its status.
+  void profile(const std::vector<sandbox::WorkerClient*>& reference,
+               const std::vector<sandbox::WorkerClient*>& candidate) {
+    CountersInfo skipped;
+    skipped.profile = m_options.profile;
+    if (m_result.device == "cpu" || !m_choice.gpu) {
+      skipped.skipped_reason = "hardware counters need a GPU; this evaluation ran on the CPU";
+    } else if (m_world > 1) {
+      skipped.skipped_reason = "collective problems are not profiled: one rank's counters do "
+                               "not describe a call that spans ranks";
+    }
+    if (!skipped.skipped_reason.empty()) {
+      skipped.candidate.reason = skipped.reference.reason = skipped.skipped_reason;
+      skipped.candidate_energy.reason = skipped.reference_energy.reason = skipped.skipped_reason;
+      m_result.counters = skipped;
+      return;
+    }
+    stage("measuring energy per call");
+    const auto start = Clock::now();
+    EnergySide candidate_energy =
+        measure_energy(*candidate[0], WorkerRole::candidate, m_options, m_result.candidate_path);
+    EnergySide reference_energy =
+        measure_energy(*reference[0], WorkerRole::reference, m_options, "");
+    stage("profiling with Nsight Compute");
+    ProfileSetup setup;
+    setup.options = &m_options;
+    setup.launch = [this](const std::string& phase, WorkerRole role,
+                          const std::vector<std::string>& wrapper,
+                          const fs::path& directory) -> sandbox::WorkerClient& {
+      return launch(phase, role, {}, directory, wrapper);
+    };
+    setup.first_trial = [this](WorkerRole role, const fs::path& directory) {
+      return first_trial_request(role, directory);
+    };
+    setup.scratch = m_scratch;
+    setup.gpu = *m_choice.gpu;
+    setup.candidate_path = m_result.candidate_path;
+    if (m_result.timing.candidate && m_result.timing.candidate->stats_us.n > 0) {
+      setup.candidate_median_us = m_result.timing.candidate->stats_us.median;
+    }
+    setup.min_bytes = m_call_bytes;
+    CountersInfo info = collect_counters(setup);
+    if (candidate_energy.joules_per_call && reference_energy.joules_per_call &&
+        *candidate_energy.joules_per_call > 0) {
+      info.energy_ratio = *reference_energy.joules_per_call / *candidate_energy.joules_per_call;
+    }
+    info.candidate_energy = std::move(candidate_energy);
+    info.reference_energy = std::move(reference_energy);
+    info.wall_s = seconds_since(start);
+    m_result.counters = std::move(info);
+  }
+
+  // One trial (the first) in a fresh worker, its files under `directory`: the session a
+  // profiled call needs. The candidate reads the inputs R wrote; the reference writes its own.
+  nlohmann::json first_trial_request(WorkerRole role, const fs::path& directory) const {
+    const TrialResult& first = m_result.trials.front();
+    fs::create_directories(directory / "outputs");
+    if (role == WorkerRole::candidate) {
+      return {{"op", "candidate"},
+              {"candidate", m_result.candidate_path},
+              {"device", device_for_rank(0)},
+              {"precision", m_options.precision},
+              {"extensions_dir", m_result.compile.extensions_dir},
+              {"init_seed", m_options.seed},
+              {"trials", nlohmann::json::array({{{"index", first.index}}})},
+              {"inputs_dir", (m_scratch / "inputs").string()},
+              {"outputs_dir", (directory / "outputs").string()}};
+    }
+    fs::create_directories(directory / "inputs");
+    return {{"op", "reference"},
+            {"problem", m_result.problem_path},
+            {"device", device_for_rank(0)},
+            {"variant", m_options.variant},
+            {"precision", m_options.precision},
+            {"init_seed", m_options.seed},
+            {"trials", nlohmann::json::array({{{"index", first.index}, {"seed", first.seed}}})},
+            {"inputs_dir", (directory / "inputs").string()},
+            {"outputs_dir", (directory / "outputs").string()}};
   }
 
   // Several ranks: each side timed on its own, every sample from a barrier to the last rank.
@@ -633,6 +721,7 @@ private:
   DeviceChoice m_choice;
   fs::path m_scratch;
   int m_world = 1;
+  std::int64_t m_call_bytes = 0; // one call's inputs and outputs (the roofline's memory floor)
   struct LiveWorker {
     std::string phase;
     std::unique_ptr<sandbox::WorkerClient> client;

@@ -39,6 +39,12 @@ std::vector<std::string> validate(const EvalOptions& o) {
   if (std::find(precisions.begin(), precisions.end(), o.precision) == precisions.end()) {
     problems.push_back("--precision must be fp32, fp16 or bf16, not '" + o.precision + "'");
   }
+  if (!o.profile.empty() && o.profile != "sol" && o.profile != "full") {
+    problems.push_back("--profile must be sol or full, not '" + o.profile + "'");
+  }
+  if (!o.roofline_svg.empty() && o.profile.empty()) {
+    problems.push_back("--roofline needs --profile sol or --profile full (the chart plots counters)");
+  }
   if ((o.atol && *o.atol < 0) || (o.rtol && *o.rtol < 0)) {
     problems.push_back("--atol and --rtol must not be negative");
   }

@@ -38,6 +38,11 @@ struct EvalOptions {
   bool warm = false;               // no L2 flush before each sample
   bool compile_baseline = true;    // also time the reference under torch.compile (GPU only)
   int pool_size = 8;               // input sets R writes for timing
+  // Hardware counters after timing (DESIGN section 2, step 7): "" none, "sol" or "full"
+  // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline_svg`: where to write
+  // the roofline chart (empty: nowhere).
+  std::string profile;
+  std::filesystem::path roofline_svg;
   std::string backend = "auto";    // static check's kernel requirement: cuda, triton, cpu, auto
   std::filesystem::path rules;     // static check rule set (JSON); empty: the default set
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default

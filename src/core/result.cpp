@@ -41,6 +41,47 @@ nlohmann::json maybe(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+nlohmann::json counters_side_json(const CountersSide& side) {
+  nlohmann::json out = {{"collected", side.collected}, {"wall_s", side.wall_s}};
+  if (side.collected) {
+    out["kernel_count"] = side.kernels;
+    out["kernels"] = side.call.value("kernels", nlohmann::json::array());
+    out["call"] = side.call.value("call", nlohmann::json::object());
+  } else {
+    out["reason"] = side.reason;
+  }
+  return out;
+}
+
+nlohmann::json energy_json(const EnergySide& side) {
+  nlohmann::json out = {{"joules_per_call", maybe(side.joules_per_call)},
+                        {"watts", maybe(side.watts)},
+                        {"calls", side.calls},
+                        {"seconds", side.seconds}};
+  if (!side.joules_per_call) {
+    out["reason"] = side.reason;
+  }
+  return out;
+}
+
+nlohmann::json counters_json(const CountersInfo& c) {
+  return {{"profile", c.profile},
+          {"skipped_reason", c.skipped_reason},
+          {"tool", c.tool},
+          {"gpu", c.gpu},
+          {"candidate", counters_side_json(c.candidate)},
+          {"reference", counters_side_json(c.reference)},
+          {"sol_score", maybe(c.sol_score)},
+          {"physical_limit_fraction", maybe(c.physical_limit_fraction)},
+          {"physical_limit_detail", c.physical_limit_detail},
+          {"roofline_svg", c.roofline_svg},
+          {"wall_s", c.wall_s},
+          {"energy",
+           {{"candidate", energy_json(c.candidate_energy)},
+            {"reference", energy_json(c.reference_energy)},
+            {"ratio", maybe(c.energy_ratio)}}}};
+}
+
 nlohmann::json timing_side_json(const TimingSide& side) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& stats : side.per_rank_us) {
@@ -262,6 +303,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"log", r.compile.log}}},
       {"correctness", correctness_summary(r)},
       {"timing", timing},
+      {"counters", r.counters ? counters_json(*r.counters) : nlohmann::json(nullptr)},
       {"phases", phases},
       {"sandbox", sandbox},
   };

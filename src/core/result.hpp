@@ -111,6 +111,39 @@ struct TimingInfo {
   std::optional<double> wall_s; // the measure phase: pool, paired blocks, spot-checks
 };
 
+// Hardware counters of one side's profiled call (kbench eval --profile; docs/counters.md).
+struct CountersSide {
+  bool collected = false;
+  std::string reason;  // when not collected: why (ncu failed, nothing was launched, ...)
+  nlohmann::json call; // counters::to_json(CallCounters): `kernels[]` and `call`
+  std::size_t kernels = 0;
+  double wall_s = 0; // the worker under ncu, start to exit
+};
+
+// Energy per call from NVML's counter, the eager model called back to back (warm).
+struct EnergySide {
+  std::optional<double> joules_per_call, watts;
+  long calls = 0;
+  double seconds = 0;
+  std::string reason; // when there is no figure: why
+};
+
+struct CountersInfo {
+  std::string profile;        // "sol" or "full"
+  std::string skipped_reason; // when nothing was collected: why
+  std::string tool;           // the ncu that collected them
+  nlohmann::json gpu;         // the peak-table row in use, or the derived figures
+  CountersSide candidate, reference;
+  std::optional<double> sol_score; // the candidate's call, PopcornBench's definition
+  // Roofline-floor time over the measured median device time (docs/counters.md).
+  std::optional<double> physical_limit_fraction;
+  std::string physical_limit_detail; // how the floor was formed, or why there is no figure
+  std::string roofline_svg;          // the chart's path, when written
+  EnergySide candidate_energy, reference_energy;
+  std::optional<double> energy_ratio; // reference joules per call over the candidate's
+  double wall_s = 0;                  // the whole profile stage, energy included
+};
+
 // What each worker process did: kept so that a failure can be read in full afterwards.
 struct PhaseRecord {
   std::string phase; // "compile", "reference", "candidate", ...
@@ -155,6 +188,7 @@ struct EvalResult {
   CompileInfo compile;
   std::vector<TrialResult> trials;
   TimingInfo timing;
+  std::optional<CountersInfo> counters; // with --profile
   std::vector<PhaseRecord> phases;
   std::vector<SandboxProtection> sandbox;
 

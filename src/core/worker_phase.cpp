@@ -19,7 +19,8 @@ namespace kbench {
 
 std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch) {
   sandbox::SpawnSpec spec;
-  spec.argv = {launch.worker.string()};
+  spec.argv = launch.wrapper;
+  spec.argv.push_back(launch.worker.string());
   if (!launch.python.empty()) {
     spec.argv.push_back("--python");
     spec.argv.push_back(launch.python.string());

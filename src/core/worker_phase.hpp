@@ -13,6 +13,7 @@
 #include <set>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kbench {
 
@@ -31,16 +32,19 @@ struct WorkerLaunch {
   // network isolation for ranks of a collective evaluation (WORLD_SIZE > 1 in `environment`).
   sandbox::SandboxPolicy sandbox;
   sandbox::Limits limits;
+  // A program the worker runs under (Nsight Compute for --profile), its arguments before the
+  // worker's: it shares the worker's sandbox, limits and protocol pipes.
+  std::vector<std::string> wrapper;
 };
 
 std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch);
 
-// RLIMIT_CPU for a worker whose deadlines add up to `deadlines`: twice that, on every core (the
-// limit counts the CPU time of all the worker's threads).
 // The protections KBENCH_SANDBOX turns off: none when unset or "on", all for "off", the named
 // ones for "off:network,filesystem". Anything else throws, naming the variable and the choices.
 std::set<std::string> protections_turned_off(const char* setting);
 
+// RLIMIT_CPU for a worker whose deadlines add up to `deadlines`: twice that, on every core (the
+// limit counts the CPU time of all the worker's threads).
 rlim_t cpu_seconds_limit(std::chrono::seconds deadlines);
 
 // Merges one worker's protections into the result: a protection is active only if it is active

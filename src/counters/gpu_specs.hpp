@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kbench::counters {
@@ -40,6 +41,8 @@ struct GpuSpecs {
 // The whole table, parsed once (throws std::runtime_error naming the field if the compiled-in
 // file is malformed; a unit test keeps it well-formed).
 const nlohmann::json& peak_table();
+// Parses and checks a table text (the compiled-in one, or a test's); throws as above.
+nlohmann::json parse_peak_table(std::string_view text);
 // The names of the table's rows, in file order.
 std::vector<std::string> peak_table_rows();
 // The row for this device: matched by name, then checked against its attributes; otherwise

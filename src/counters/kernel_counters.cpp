@@ -263,8 +263,11 @@ private:
       ridge.reason = "no floating-point work, so no precision to take a ridge point for";
       return;
     }
-    const std::string key = kind == "tensor" ? m_tensor_source : kind;
-    precision.text = kind == "tensor" ? key + " tensor" : key;
+    // The table's key: a DMMA (FP64 tensor) source has its own peak, fp64_tensor.
+    const std::string key = kind != "tensor"           ? kind
+                            : m_tensor_source == "fp64" ? "fp64_tensor"
+                                                        : m_tensor_source;
+    precision.text = kind == "tensor" ? m_tensor_source + " tensor" : key;
     if (kind == "fp16") { // CUDA-core half precision: the table lists tensor peaks only
       const double *peak = metric("sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"),
                    *clock = metric(kSmClock), *dram = metric(kDramPeak),

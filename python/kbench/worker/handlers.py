@@ -16,6 +16,8 @@ A worker holds at most one session: a reference session (process R) or a candida
   pool {pool_size}               process R writes the timing pool (input sets and their outputs)
   time_block {calls, warmup, warm, target, pool_size, memory, keep_outputs, block, outputs_dir}
                                  one block of the measurement engine's paired timing
+  energy {seconds}               energy per call from NVML, after the timing blocks
+  profile {warmup}               one call between cudaProfilerStart and Stop (under ncu)
 """
 
 import json
@@ -161,7 +163,42 @@ def _time_block(request):
         raise
 
 
+def _session_op(what, run):
+    """Runs `run(session)` for an op that needs the trials' model and inputs; a failure of the
+    candidate's code is reported as the candidate's."""
+    from .candidate_phase import runtime_failure
+
+    session = _session["value"]
+    if session is None or session.kept is None:
+        raise PhaseError("harness_error", f"{what} requested before any trial ran in this worker")
+    try:
+        return run(session)
+    except PhaseError:
+        raise
+    except BaseException as exc:
+        if _session["kind"] == "candidate":
+            raise runtime_failure(exc, session.path, f"{what} of ModelNew.forward")
+        raise
+
+
+def _energy(request):
+    def run(session):
+        if getattr(session, "timing", None) is None:
+            raise PhaseError("harness_error", "energy is measured after the timing blocks, in the same worker")
+        return session.timing.energy(request)
+
+    return _session_op("energy", run)
+
+
+def _profile(request):
+    from .profiling import profile
+
+    return _session_op("profiling", lambda session: profile(session, request))
+
+
 HANDLERS = {
+    "energy": _energy,
+    "profile": _profile,
     "pool": _pool,
     "time_block": _time_block,
     "hello": _hello,

@@ -97,6 +97,7 @@ class ReferenceSession:
         if self.device.type == "cuda":
             budget = min(budget, torch.cuda.get_device_properties(self.device).total_memory // 5)
         size = max(1, min(int(request["pool_size"]), budget // max(each, 1)))
+        out_bytes = 0
         for k in range(size):
             popcorn_random_inputs._begin_trial(shape_seed, self.variant)
             runtime.set_seed(kbench_native.derive_seed(shape_seed, "pool", k) & 0xFFFFFFFF)
@@ -107,7 +108,8 @@ class ReferenceSession:
                 outputs = tensor_io.flatten_outputs(model(*inputs), "the reference")
             tensor_io.save_values(inputs, self.inputs_dir / f"pool_{k}.inputs", "input")
             tensor_io.save_outputs(outputs, self.outputs_dir / f"pool_{k}.outputs.safetensors")
-        return {"ok": True, "size": size, "bytes_per_set": each}
+            out_bytes = sum(t.numel() * t.element_size() for t in outputs)
+        return {"ok": True, "size": size, "bytes_per_set": each, "output_bytes_per_set": out_bytes}
 
 
 def _as_list(value, what, path):

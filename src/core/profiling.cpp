@@ -1,0 +1,270 @@
+#include "core/profiling.hpp"
+
+#include "counters/gpu_specs.hpp"
+#include "counters/kernel_counters.hpp"
+#include "counters/ncu_metrics.hpp"
+#include "counters/ncu_report.hpp"
+#include "counters/roofline_svg.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+namespace kbench {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+const char* side_name(WorkerRole role) {
+  return role == WorkerRole::candidate ? "candidate" : "reference";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct SideRun {
+  CountersSide out;
+  std::optional<counters::CallCounters> call;
+};
+
+// ncu's error lines (a profiling permission, an unsupported GPU), for the reason.
+std::string ncu_errors(const counters::NcuReport& report) {
+  std::string errors;
+  for (const auto& message : report.messages) {
+    if (message.starts_with("==ERROR==") || message.starts_with("==WARNING==")) {
+      errors += (errors.empty() ? "" : " ") + message;
+    }
+  }
+  return errors;
+}
+
+SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohmann::json& trial,
+                     const fs::path& log, const ProfileSetup& setup,
+                     const counters::GpuSpecs& specs) {
+  SideRun run;
+  const auto start = Clock::now();
+  const auto& options = *setup.options;
+  const std::string candidate_path = role == WorkerRole::candidate ? setup.candidate_path : "";
+  const PhaseOutcome prepared = run_phase(worker, trial, options.run_timeout, role,
+                                          "running one trial under Nsight Compute", candidate_path);
+  PhaseOutcome profiled;
+  if (prepared.ok) {
+    profiled = run_phase(worker, {{"op", "profile"}}, options.run_timeout, role,
+                         "profiling one call under Nsight Compute", candidate_path);
+  }
+  // ncu writes its report when the profiled process has exited.
+  worker.shutdown(std::chrono::seconds(60));
+  run.out.wall_s = seconds_since(start);
+  const PhaseOutcome& failed = !prepared.ok ? prepared : profiled;
+  if (!failed.ok) {
+    run.out.reason = fmt::format("the {} did not run under Nsight Compute: {}", side_name(role),
+                                 failed.message);
+    return run;
+  }
+  if (!fs::exists(log)) {
+    run.out.reason = fmt::format("Nsight Compute wrote no report ({} missing); its output: {}",
+                                 log.string(), worker.stdout_capture().tail(600));
+    return run;
+  }
+  try {
+    const auto report = counters::parse_ncu_csv(read_file(log));
+    if (report.kernels.empty()) {
+      const std::string errors = ncu_errors(report);
+      run.out.reason = errors.empty() ? "the call launched no GPU kernel, so there is nothing "
+                                        "to count"
+                                      : "Nsight Compute profiled no kernel: " + errors;
+      return run;
+    }
+    run.call = counters::derive_call(report, options.profile, specs,
+                                     profiled.body.value("own_kernels", std::vector<std::string>{}));
+    run.out.call = counters::to_json(*run.call);
+    run.out.kernels = report.kernels.size();
+    run.out.collected = true;
+  } catch (const std::exception& error) {
+    run.out.reason = fmt::format("{}: {}", log.string(), error.what());
+  }
+  return run;
+}
+
+// Total FLOP of a profiled call (every precision) and the precision doing most of it.
+std::pair<double, std::string> call_flop(const counters::KernelCounters& call) {
+  const auto seconds = call.value("duration").value_or(0) * 1e-6;
+  double total = 0;
+  for (const char* kind : {"fp32_flops", "fp16_flops", "fp64_flops", "tensor_flops"}) {
+    total += call.value(kind).value_or(0) * seconds;
+  }
+  const auto* precision = call.field("precision");
+  return {total, precision ? precision->text : ""};
+}
+
+// The precision's key in the peak table: "bf16 tensor" -> "bf16", "fp64 tensor" (DMMA) ->
+// "fp64_tensor", "fp32" -> "fp32".
+std::string table_key(const std::string& precision) {
+  return precision == "fp64 tensor" ? "fp64_tensor" : precision.substr(0, precision.find(' '));
+}
+
+// Roofline floor (the larger of the memory and compute floors) over the measured time.
+void physical_limit(CountersInfo& info, const SideRun& candidate, const SideRun& reference,
+                    const ProfileSetup& setup, const counters::GpuSpecs& specs) {
+  if (!setup.candidate_median_us || *setup.candidate_median_us <= 0) {
+    info.physical_limit_detail = "no measured device time to compare the floor with";
+    return;
+  }
+  const double bandwidth = specs.dram_bandwidth_gbs.value * 1e9;
+  if (bandwidth <= 0 || setup.min_bytes <= 0) {
+    info.physical_limit_detail = "no peak bandwidth or no input/output bytes to form the floor";
+    return;
+  }
+  const double memory_floor_us = static_cast<double>(setup.min_bytes) / bandwidth * 1e6;
+  double compute_floor_us = 0;
+  std::string compute_text = "no compute floor (no FLOP counted)";
+  if (candidate.call) {
+    auto [flop, precision] = call_flop(candidate.call->call);
+    if (reference.call) {
+      flop = std::min(flop, call_flop(reference.call->call).first);
+    }
+    const auto peak = specs.dense_tflops.find(table_key(precision));
+    if (flop > 0 && peak != specs.dense_tflops.end() && peak->second.value > 0) {
+      compute_floor_us = flop / (peak->second.value * 1e12) * 1e6;
+      compute_text = fmt::format("compute floor {:.2f} us ({:.3g} FLOP at {} TFLOP/s {})",
+                                 compute_floor_us, flop, peak->second.value, precision);
+    }
+  }
+  const double floor_us = std::max(memory_floor_us, compute_floor_us);
+  info.physical_limit_fraction = floor_us / *setup.candidate_median_us;
+  info.physical_limit_detail = fmt::format(
+      "floor {:.2f} us / measured {:.2f} us; memory floor {:.2f} us ({} B of inputs and outputs "
+      "at {} GB/s), {}",
+      floor_us, *setup.candidate_median_us, memory_floor_us, setup.min_bytes,
+      specs.dram_bandwidth_gbs.value, compute_text);
+}
+
+void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides,
+                    const ProfileSetup& setup, const counters::GpuSpecs& specs) {
+  std::vector<counters::RooflineRoof> roofs;
+  for (const auto& [precision, peak] : specs.dense_tflops) {
+    if (precision == "int8") {
+      continue; // operations, not floating-point ones
+    }
+    std::string label = precision.substr(0, precision.find('_'));
+    std::transform(label.begin(), label.end(), label.begin(), ::toupper);
+    const bool tensor = precision != "fp32" && precision != "fp64";
+    roofs.push_back({tensor ? label + " tensor" : label, peak.value * 1e12});
+  }
+  std::vector<counters::RooflinePoint> points;
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    if (!sides[s]->call) {
+      continue;
+    }
+    for (const auto& kernel : sides[s]->call->kernels) {
+      const double seconds = kernel.value("duration").value_or(0) * 1e-6;
+      const double flop = call_flop(kernel).first;
+      points.push_back({kernel.name, s == 0 ? "candidate" : "reference",
+                        kernel.value("arithmetic_intensity").value_or(0),
+                        seconds > 0 ? flop / seconds : 0});
+    }
+  }
+  const std::string svg =
+      counters::roofline_svg(fmt::format("Roofline: {} ({})", specs.row, setup.candidate_path),
+                             specs.dram_bandwidth_gbs.value * 1e9, roofs, points);
+  std::ofstream out(setup.options->roofline_svg);
+  out << svg;
+  if (out) {
+    info.roofline_svg = setup.options->roofline_svg.string();
+  } else {
+    info.physical_limit_detail += fmt::format(
+        "; the roofline chart could not be written to {}", setup.options->roofline_svg.string());
+  }
+}
+
+} // namespace
+
+EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
+                          const EvalOptions& options, const std::string& candidate_path) {
+  EnergySide side;
+  const PhaseOutcome outcome = run_phase(
+      worker, {{"op", "energy"}, {"seconds", 1.0}}, options.run_timeout, role,
+      "measuring energy per call", role == WorkerRole::candidate ? candidate_path : "");
+  if (!outcome.ok) {
+    side.reason = outcome.message;
+    return side;
+  }
+  side.calls = outcome.body.value("calls", 0L);
+  side.seconds = outcome.body.value("seconds", 0.0);
+  const double millijoules = outcome.body.value("energy_mj", -1.0);
+  if (millijoules < 0 || side.calls <= 0 || side.seconds <= 0) {
+    side.reason = outcome.body.value("reason", std::string("no energy reading"));
+    return side;
+  }
+  side.joules_per_call = millijoules / 1000.0 / static_cast<double>(side.calls);
+  side.watts = millijoules / 1000.0 / side.seconds;
+  return side;
+}
+
+CountersInfo collect_counters(const ProfileSetup& setup) {
+  CountersInfo info;
+  info.profile = setup.options->profile;
+  std::string why_not;
+  const auto ncu = counters::find_ncu(why_not);
+  if (!ncu) {
+    info.skipped_reason = why_not;
+    info.candidate.reason = info.reference.reason = why_not;
+    return info;
+  }
+  info.tool = ncu->string();
+  const counters::GpuSpecs specs = counters::resolve_specs(setup.gpu);
+  info.gpu = counters::to_json(specs);
+
+  struct Side {
+    WorkerRole role;
+    fs::path directory, log;
+    sandbox::WorkerClient* worker = nullptr;
+  };
+  std::vector<Side> sides;
+  for (const WorkerRole role : {WorkerRole::candidate, WorkerRole::reference}) {
+    Side side{role, setup.scratch / fmt::format("profile.{}", side_name(role)), {}};
+    fs::create_directories(side.directory);
+    side.log = side.directory / "ncu.csv";
+    side.worker = &setup.launch(fmt::format("profile.{}", side_name(role)), role,
+                                counters::ncu_arguments(*ncu, info.profile, side.log),
+                                side.directory);
+    sides.push_back(side);
+  }
+  // Both workers start (import torch, build nothing: the extension is cached) at once; ncu
+  // serialises the profiling itself.
+  std::vector<std::future<SideRun>> runs;
+  for (const auto& side : sides) {
+    runs.push_back(std::async(std::launch::async, [&setup, &specs, side] {
+      return profile_side(*side.worker, side.role, setup.first_trial(side.role, side.directory),
+                          side.log, setup, specs);
+    }));
+  }
+  const SideRun candidate = runs[0].get();
+  const SideRun reference = runs[1].get();
+  info.candidate = candidate.out;
+  info.reference = reference.out;
+  if (candidate.call) {
+    info.sol_score = candidate.call->call.value("sol_score");
+  }
+  physical_limit(info, candidate, reference, setup, specs);
+  if (!setup.options->roofline_svg.empty()) {
+    write_roofline(info, {&candidate, &reference}, setup, specs);
+  }
+  return info;
+}
+
+} // namespace kbench

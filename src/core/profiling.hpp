@@ -1,0 +1,42 @@
+#pragma once
+// `kbench eval --profile` (DESIGN section 2, step 7), after timing and never during it: energy
+// per call in the timing workers, then each side's call profiled by Nsight Compute in a fresh
+// worker that runs one trial and then that call between cudaProfilerStart and Stop. Counters,
+// SOL score, the fraction of the physical limit and the roofline chart: docs/counters.md.
+#include "core/options.hpp"
+#include "core/result.hpp"
+#include "core/worker_phase.hpp"
+#include "sched/device_probe.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench {
+
+struct ProfileSetup {
+  const EvalOptions* options = nullptr;
+  // Starts a worker of `role` named `phase` in `directory`, under `wrapper` (ncu and its flags).
+  std::function<sandbox::WorkerClient&(const std::string& phase, WorkerRole role,
+                                       const std::vector<std::string>& wrapper,
+                                       const std::filesystem::path& directory)>
+      launch;
+  // The request that runs one trial in a fresh worker of `role`, its files under `directory`.
+  std::function<nlohmann::json(WorkerRole role, const std::filesystem::path& directory)>
+      first_trial;
+  std::filesystem::path scratch;
+  sched::GpuInfo gpu;
+  std::string candidate_path;
+  std::optional<double> candidate_median_us; // the measured device time per call
+  std::int64_t min_bytes = 0;                // one call's inputs and outputs
+};
+
+// Energy per call of the model in `worker` (a timing worker, after its blocks).
+EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
+                          const EvalOptions& options, const std::string& candidate_path);
+
+CountersInfo collect_counters(const ProfileSetup& setup);
+
+} // namespace kbench
