@@ -238,7 +238,7 @@ TEST(ResolveSpecs, AnUnknownGpuIsDerived) {
   EXPECT_NE(specs.note.find("\"NVIDIA Hypothetical 9000\" is not in the GPU peak table"),
             std::string::npos)
       << specs.note;
-  EXPECT_NEAR(specs.dram_bandwidth_gbs.value, 4916.7, 0.1);
+  EXPECT_NEAR(specs.dram_bandwidth_gbs.value, 4814.3, 0.1); // 3201 MHz x 6016 bit x 2 / 8
   EXPECT_NEAR(specs.dense_tflops.at("fp8").value, 132 * 8192 * 1.98e9 / 1e12, 1e-9);
   for (const auto& [precision, figure] : specs.dense_tflops) {
     EXPECT_EQ(figure.source.rfind("derived:", 0), 0u) << precision;
