@@ -47,6 +47,7 @@ CONFIGS = [
     ("writes beneath /dev", READ | ALL_WRITE, ["/dev"]),
     ("/dev + /tmp", READ | ALL_WRITE, ["/dev", "/tmp"]),
     ("/dev + /proc", READ | ALL_WRITE, ["/dev", "/proc"]),
+    ("/dev + own /proc/<pid>", READ | ALL_WRITE, ["/dev", "/proc/self"]),
     ("/dev + /sys", READ | ALL_WRITE, ["/dev", "/sys"]),
     ("/dev + $HOME", READ | ALL_WRITE, ["/dev", os.path.expanduser("~")]),
     ("/dev + /run + /var", READ | ALL_WRITE, ["/dev", "/run", "/var"]),

@@ -84,9 +84,15 @@ def main():
     results = {}
     for name, runs in plan:
         problem, candidate = case_files(name, out / "problems")
-        results[name] = [evaluate(args.kbench, problem, candidate, out / f"{name}.{i}.json", extra)
-                         for i in range(runs)]
-        print(name, json.dumps(results[name][-1]), flush=True)
+        results[name] = []
+        for i in range(runs):
+            results[name].append(evaluate(args.kbench, problem, candidate, out / f"{name}.{i}.json", extra))
+            print(name, json.dumps(results[name][-1]), flush=True)
+            write(out, extra, results)  # kept if a later run does not finish
+    print(write(out, extra, results))
+
+
+def write(out, extra, results):
     (out / "eval_repeatability.json").write_text(json.dumps({"extra": extra, "cases": results}, indent=1))
     lines = ["| case | runs | candidate median (mean of runs) | CV candidate | CV reference | CV speedup "
              "| stop reasons | measure phase wall (median) | evaluation wall (median) |",
@@ -105,7 +111,7 @@ def main():
             f"| {fmt(statistics.median([r['wall_s'] for r in ok]) if ok else None, ' s')} |")
     text = "\n".join(lines) + "\n"
     (out / "eval_repeatability.md").write_text(text)
-    print(text)
+    return text
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ struct Prepared {
   // landlock
   int landlock_fd = -1;
   int landlock_abi = 0;
+  std::uint64_t landlock_self_rights = 0; // for the child's own /proc/<pid> (added in the child)
   std::string landlock_detail;      // how, when ready
   std::string landlock_unavailable; // why not, when not
   bool restrict_filesystem = false;
@@ -408,9 +409,11 @@ void prepare_landlock(const SandboxPolicy& policy, Prepared& out) {
   for (const auto& d : denied) {
     denies += (denies.empty() ? "" : ", ") + d.string();
   }
-  out.landlock_detail =
-      fmt::format("Landlock ABI {}: writes only beneath {}; reads everywhere{}{}", abi,
-                  writes.empty() ? "nothing" : writes, denies.empty() ? "" : " except ", denies);
+  out.landlock_self_rights = kLandlockRead | write;
+  out.landlock_detail = fmt::format(
+      "Landlock ABI {}: writes only beneath {} and the worker's own /proc/<pid>; reads "
+      "everywhere{}{}",
+      abi, writes.empty() ? "nothing" : writes, denies.empty() ? "" : " except ", denies);
 }
 
 // ---- processes ----
@@ -583,6 +586,17 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
   const int nnp = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
   report(report_fd, kStepRecord, kStepNoNewPrivs, nnp);
   if (need_landlock) {
+    // CUDA's driver writes beneath the process's own /proc/<pid>: without that, cuInit fails
+    // with error 304 ("OS call failed"), measured on the H200 machine with
+    // scripts/landlock-cuda-probe.py. Only the child knows its pid, so the rule is added here,
+    // to the ruleset the parent prepared; open() follows the /proc/self link to /proc/<pid>.
+    if (const int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC); self >= 0) {
+      landlock_path_beneath_attr rule{};
+      rule.allowed_access = prepared.landlock_self_rights;
+      rule.parent_fd = self;
+      syscall(SYS_landlock_add_rule, landlock_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+      close(self);
+    }
     const int error =
         nnp != 0 ? nnp : (syscall(SYS_landlock_restrict_self, landlock_fd, 0) == 0 ? 0 : errno);
     close(landlock_fd);

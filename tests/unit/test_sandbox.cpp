@@ -246,6 +246,25 @@ TEST(Sandbox, WritesOnlyBeneathTheWritableList) {
   EXPECT_FALSE(fs::exists(scratch.root() / "elsewhere" / "outside"));
 }
 
+// CUDA's driver writes beneath the process's own /proc/<pid> (cuInit fails without it); other
+// processes' /proc entries and the rest of /proc stay unwritable.
+TEST(Sandbox, OnlyTheWorkersOwnProcEntryIsWritable) {
+  Scratch scratch;
+  const SpawnSpec spec = full_policy(scratch);
+  const Ran ran = run(spec, {"/bin/sh", "-c",
+                             "echo kbench-probe > /proc/$$/comm && echo own-ok; "
+                             "echo 1 > /proc/$PPID/comm 2>/dev/null && echo parent-ok; "
+                             "echo 1 > /proc/sys/kernel/ns_last_pid 2>/dev/null && echo sys-ok; "
+                             "true"});
+  const Protection* filesystem = find(ran.protections, "filesystem");
+  ASSERT_NE(filesystem, nullptr);
+  if (!filesystem->active) {
+    GTEST_SKIP() << "no Landlock here: " << filesystem->detail;
+  }
+  EXPECT_EQ(ran.out, "own-ok\n");
+  EXPECT_NE(filesystem->detail.find("own /proc/<pid>"), std::string::npos) << filesystem->detail;
+}
+
 TEST(Sandbox, TheUnreadableDirectoryCannotBeRead) {
   Scratch scratch;
   fs::create_directories(scratch.root() / "reference");
