@@ -411,6 +411,20 @@ private:
                          cand.stats_us.median, m_setup.input_bytes, *bandwidth / 1e9, floor_us)});
       }
     }
+    // A step in speed during timing (seen once on the H200: both sides 1.7x slower for part of
+    // the run, SM clock unchanged) makes the ratio of medians wrong; block medians show it.
+    constexpr double kUnstableSpread = 1.10;
+    if (const auto spread = measure::block_spread(m_blocks);
+        m_setup.cuda && spread && spread->worst_ratio > kUnstableSpread) {
+      timing.flags.push_back(
+          {"unstable_timing",
+           fmt::format("the GPU's speed changed during timing: per-block medians ranged "
+                       "{:.2f}-{:.2f} µs (reference) and {:.2f}-{:.2f} µs (candidate), a {:.2f}x "
+                       "spread (another process on the GPU, a memory-clock drop): the speedup "
+                       "is unreliable; evaluate again",
+                       spread->reference_low, spread->reference_high, spread->candidate_low,
+                       spread->candidate_high, spread->worst_ratio)});
+    }
     if (timing.speedup && *timing.speedup > 10) {
       timing.flags.push_back(
           {"speedup_above_10x",
