@@ -221,3 +221,23 @@ TEST(NcuMetrics, SetsListTheirMetricsAndTheCommandProfilesOnlyTheMarkedSpan) {
   EXPECT_NE(joined.find("--page raw"), std::string::npos);
   EXPECT_NE(joined.find("--log-file /tmp/x.csv"), std::string::npos);
 }
+
+// The reports kbench's own collector wrote on the H200 (`kbench eval --profile sol` of
+// problems/level1/1_relu.py with examples/cuda/level1_relu.py, 2026-11-29).
+TEST(KernelCounters, KbenchsOwnCollectorOutputParsesAndMarksTheCandidatesKernel) {
+  const auto candidate = derive_call(parse_ncu_csv(fixture("relu_candidate.kbench-sol.csv")),
+                                     "sol", h200(), {"relu_kernel"});
+  ASSERT_EQ(candidate.kernels.size(), 1U);
+  EXPECT_TRUE(candidate.kernels[0].own);
+  EXPECT_EQ(text_of(candidate.call, "bottleneck"), "memory");
+  EXPECT_NEAR(*candidate.call.value("dram_throughput"), 77.57, 1e-9);
+  EXPECT_NEAR(*candidate.call.value("duration"), 65.888, 1e-9);
+  // ReLU is a max, not floating-point arithmetic ncu counts as FLOP: no precision, no ridge.
+  EXPECT_EQ(text_of(candidate.call, "precision"), "none");
+  EXPECT_FALSE(candidate.call.field("ridge_point")->reason.empty());
+  EXPECT_EQ(*candidate.call.value("tensor_utilization"), 0); // the fp16 tensor count is there, 0
+  const auto reference = derive_call(parse_ncu_csv(fixture("relu_reference.kbench-sol.csv")),
+                                     "sol", h200(), {});
+  EXPECT_FALSE(reference.kernels.at(0).own);
+  EXPECT_NEAR(*reference.call.value("dram_throughput"), 79.89, 1e-9);
+}
