@@ -64,9 +64,9 @@ void side_lines(std::string& out, const char* label, const CountersSide& side) {
                             field(f, "dominant_pipe"), field(f, "dominant_pipe_utilization")));
   line("  roofline",
        fmt::format("{} at {} (ridge {}); FP32 {} ({}), FP16 {} ({}), tensor {} ({})",
-                   field(f, "arithmetic_intensity"), field(f, "precision"),
-                   field(f, "ridge_point"), field(f, "fp32_flops"), field(f, "fp32_utilization"),
-                   field(f, "fp16_flops"), field(f, "fp16_utilization"), field(f, "tensor_flops"),
+                   field(f, "arithmetic_intensity"), field(f, "precision"), field(f, "ridge_point"),
+                   field(f, "fp32_flops"), field(f, "fp32_utilization"), field(f, "fp16_flops"),
+                   field(f, "fp16_utilization"), field(f, "tensor_flops"),
                    field(f, "tensor_utilization")));
   line("  occupancy",
        fmt::format("{} achieved of {} (limit: {}); {} regs/thread, smem {} static + {} "
@@ -85,9 +85,9 @@ void side_lines(std::string& out, const char* label, const CountersSide& side) {
     text += fmt::format("{}{} {:.1f} %", text.empty() ? "" : ", ", s.value("reason", ""),
                         s.value("percent", 0.0));
   }
-  line("  stalls", text.empty() ? "n/a (" + side.call["call"].value("warp_stalls_reason",
-                                                                     std::string()) + ")"
-                                : text + " of stall cycles");
+  line("  stalls",
+       text.empty() ? "n/a (" + side.call["call"].value("warp_stalls_reason", std::string()) + ")"
+                    : text + " of stall cycles");
 }
 
 std::string energy_text(const EnergySide& e) {
@@ -123,8 +123,8 @@ std::string format_counters(const CountersInfo& c) {
                          : "n/a (" + c.physical_limit_detail + ")");
   side_lines(out, "candidate", c.candidate);
   side_lines(out, "reference", c.reference);
-  std::string energy = energy_text(c.candidate_energy) + "; reference " +
-                       energy_text(c.reference_energy);
+  std::string energy =
+      energy_text(c.candidate_energy) + "; reference " + energy_text(c.reference_energy);
   if (c.energy_ratio) {
     energy += fmt::format("; {:.2f}x less energy", *c.energy_ratio);
   }

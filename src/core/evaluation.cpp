@@ -9,6 +9,7 @@
 #include "core/rank_group.hpp"
 #include "core/sha256.hpp"
 #include "core/source_files.hpp"
+#include "core/stopwatch.hpp"
 #include "core/worker_phase.hpp"
 #include "measure/stats.hpp"
 #include "sched/device_probe.hpp"
@@ -29,13 +30,8 @@
 
 namespace kbench {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));

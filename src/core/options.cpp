@@ -43,7 +43,8 @@ std::vector<std::string> validate(const EvalOptions& o) {
     problems.push_back("--profile must be sol or full, not '" + o.profile + "'");
   }
   if (!o.roofline_svg.empty() && o.profile.empty()) {
-    problems.push_back("--roofline needs --profile sol or --profile full (the chart plots counters)");
+    problems.push_back(
+        "--roofline needs --profile sol or --profile full (the chart plots counters)");
   }
   if ((o.atol && *o.atol < 0) || (o.rtol && *o.rtol < 0)) {
     problems.push_back("--atol and --rtol must not be negative");

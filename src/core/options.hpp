@@ -32,12 +32,12 @@ struct EvalOptions {
   // the stopping rule off (tests, quick looks); 0 samples until the rule is met.
   int timing_iterations = 0;
   int min_samples = 10;
-  double max_noise = 0.005;        // relative std
-  double min_time_s = 0.5;         // measured time per side
-  double timing_timeout_s = 15;    // wall clock per evaluation's sampling
-  bool warm = false;               // no L2 flush before each sample
-  bool compile_baseline = true;    // also time the reference under torch.compile (GPU only)
-  int pool_size = 8;               // input sets R writes for timing
+  double max_noise = 0.005;     // relative std
+  double min_time_s = 0.5;      // measured time per side
+  double timing_timeout_s = 15; // wall clock per evaluation's sampling
+  bool warm = false;            // no L2 flush before each sample
+  bool compile_baseline = true; // also time the reference under torch.compile (GPU only)
+  int pool_size = 8;            // input sets R writes for timing
   // Hardware counters after timing (DESIGN section 2, step 7): "" none, "sol" or "full"
   // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline_svg`: where to write
   // the roofline chart (empty: nowhere).

@@ -2,6 +2,7 @@
 
 #include "compare/compare_outputs.hpp"
 #include "core/json_io.hpp"
+#include "core/stopwatch.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "measure/stopping_rule.hpp"
@@ -13,8 +14,6 @@
 
 namespace kbench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A block should hold about this much measured time: short enough that drift hits R and C
 // alike, long enough that the round trip to the worker is small beside it.
@@ -245,9 +244,7 @@ private:
     return true;
   }
 
-  double wall_seconds() const {
-    return std::chrono::duration<double>(Clock::now() - m_start).count();
-  }
+  double wall_seconds() const { return seconds_since(m_start); }
 
   void note_flags(Side& side, const nlohmann::json& facts) {
     if (side.role != WorkerRole::candidate || side.out.method != "cupti") {

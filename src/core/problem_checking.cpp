@@ -2,6 +2,7 @@
 
 #include "core/json_io.hpp"
 #include "core/source_files.hpp"
+#include "core/stopwatch.hpp"
 #include "core/worker_phase.hpp"
 #include "sched/paths.hpp"
 
@@ -70,13 +71,13 @@ int ProblemCheckResult::warnings() const {
 }
 
 ProblemCheckResult check_problem(const EvalOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   ProblemCheckResult result;
   result.variant = options.variant;
   result.precision = options.precision;
   result.verdict = "not checked";
   auto finish = [&]() {
-    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.wall_s = seconds_since(start);
     return result;
   };
   std::string error;

@@ -1,5 +1,6 @@
 #include "core/profiling.hpp"
 
+#include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
 #include "counters/kernel_counters.hpp"
 #include "counters/ncu_metrics.hpp"
@@ -18,12 +19,6 @@ namespace kbench {
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 const char* side_name(WorkerRole role) {
   return role == WorkerRole::candidate ? "candidate" : "reference";
@@ -71,8 +66,8 @@ SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohm
   run.out.wall_s = seconds_since(start);
   const PhaseOutcome& failed = !prepared.ok ? prepared : profiled;
   if (!failed.ok) {
-    run.out.reason = fmt::format("the {} did not run under Nsight Compute: {}", side_name(role),
-                                 failed.message);
+    run.out.reason =
+        fmt::format("the {} did not run under Nsight Compute: {}", side_name(role), failed.message);
     return run;
   }
   if (!fs::exists(log)) {
@@ -89,8 +84,9 @@ SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohm
                                       : "Nsight Compute profiled no kernel: " + errors;
       return run;
     }
-    run.call = counters::derive_call(report, options.profile, specs,
-                                     profiled.body.value("own_kernels", std::vector<std::string>{}));
+    run.call =
+        counters::derive_call(report, options.profile, specs,
+                              profiled.body.value("own_kernels", std::vector<std::string>{}));
     run.out.call = counters::to_json(*run.call);
     run.out.kernels = report.kernels.size();
     run.out.collected = true;
@@ -186,8 +182,8 @@ void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides
   if (out) {
     info.roofline_svg = setup.options->roofline_svg.string();
   } else {
-    info.physical_limit_detail += fmt::format(
-        "; the roofline chart could not be written to {}", setup.options->roofline_svg.string());
+    info.physical_limit_detail += fmt::format("; the roofline chart could not be written to {}",
+                                              setup.options->roofline_svg.string());
   }
 }
 
@@ -196,9 +192,9 @@ void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides
 EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
                           const EvalOptions& options, const std::string& candidate_path) {
   EnergySide side;
-  const PhaseOutcome outcome = run_phase(
-      worker, {{"op", "energy"}, {"seconds", 1.0}}, options.run_timeout, role,
-      "measuring energy per call", role == WorkerRole::candidate ? candidate_path : "");
+  const PhaseOutcome outcome =
+      run_phase(worker, {{"op", "energy"}, {"seconds", 1.0}}, options.run_timeout, role,
+                "measuring energy per call", role == WorkerRole::candidate ? candidate_path : "");
   if (!outcome.ok) {
     side.reason = outcome.message;
     return side;
@@ -239,9 +235,9 @@ CountersInfo collect_counters(const ProfileSetup& setup) {
     Side side{role, setup.scratch / fmt::format("profile.{}", side_name(role)), {}};
     fs::create_directories(side.directory);
     side.log = side.directory / "ncu.csv";
-    side.worker = &setup.launch(fmt::format("profile.{}", side_name(role)), role,
-                                counters::ncu_arguments(*ncu, info.profile, side.log),
-                                side.directory);
+    side.worker =
+        &setup.launch(fmt::format("profile.{}", side_name(role)), role,
+                      counters::ncu_arguments(*ncu, info.profile, side.log), side.directory);
     sides.push_back(side);
   }
   // Both workers start (import torch, build nothing: the extension is cached) at once; ncu

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <regex>
 #include <set>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -75,9 +75,9 @@ std::set<std::string> protections_turned_off(const char* setting) {
     return all;
   }
   if (!value.starts_with("off:")) {
-    throw std::runtime_error(fmt::format(
-        "KBENCH_SANDBOX={}: use off, or off: and a comma-separated list of {}", value,
-        fmt::join(all, ", ")));
+    throw std::runtime_error(
+        fmt::format("KBENCH_SANDBOX={}: use off, or off: and a comma-separated list of {}", value,
+                    fmt::join(all, ", ")));
   }
   std::set<std::string> off;
   std::istringstream names(value.substr(4));
@@ -190,7 +190,8 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   policy.filter_syscalls = !off.contains("syscall_filter");
   policy.restrict_filesystem = !off.contains("filesystem");
   if (!off.empty()) {
-    policy.disabled_reason = fmt::format("turned off by KBENCH_SANDBOX={}", std::getenv("KBENCH_SANDBOX"));
+    policy.disabled_reason =
+        fmt::format("turned off by KBENCH_SANDBOX={}", std::getenv("KBENCH_SANDBOX"));
   }
   const std::filesystem::path root =
       scratch.empty() ? common_parent(working_directory, tmp_directory) : scratch;

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 

@@ -49,13 +49,17 @@ constexpr FlopKind kFlopKinds[] = {
      "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"},
 };
 
-std::string percent(double v) { return fmt::format("{:.1f} %", v); }
+std::string percent(double v) {
+  return fmt::format("{:.1f} %", v);
+}
 
 // Pipe name of a pipe-utilisation metric, or "" for a breakdown of a pipe (by predicate,
 // command or type), which would only repeat its pipe.
 std::string pipe_name(const std::string& metric) {
-  static const std::regex cycles(R"(^sm__pipe_([a-z0-9_]+)_cycles_active\.avg\.pct_of_peak_sustained_active$)");
-  static const std::regex issued(R"(^sm__inst_executed_pipe_([a-z0-9_]+)\.avg\.pct_of_peak_sustained_active$)");
+  static const std::regex cycles(
+      R"(^sm__pipe_([a-z0-9_]+)_cycles_active\.avg\.pct_of_peak_sustained_active$)");
+  static const std::regex issued(
+      R"(^sm__inst_executed_pipe_([a-z0-9_]+)\.avg\.pct_of_peak_sustained_active$)");
   std::smatch match;
   if (!std::regex_match(metric, match, cycles) && !std::regex_match(metric, match, issued)) {
     return "";
@@ -175,7 +179,10 @@ private:
       auto& use = add(fmt::format("{}_utilization", kind.name), "%");
       const double *a = metric(kind.add), *m = metric(kind.mul), *f = metric(kind.fma);
       if (!a || !m || !f || seconds() <= 0) {
-        rate.reason = use.reason = missing(!a ? kind.add : !m ? kind.mul : !f ? kind.fma : kDuration);
+        rate.reason = use.reason = missing(!a   ? kind.add
+                                           : !m ? kind.mul
+                                           : !f ? kind.fma
+                                                : kDuration);
         continue;
       }
       const double flop = *a + *m + 2 * *f;
@@ -264,12 +271,13 @@ private:
       return;
     }
     // The table's key: a DMMA (FP64 tensor) source has its own peak, fp64_tensor.
-    const std::string key = kind != "tensor"           ? kind
+    const std::string key = kind != "tensor"            ? kind
                             : m_tensor_source == "fp64" ? "fp64_tensor"
                                                         : m_tensor_source;
     precision.text = kind == "tensor" ? m_tensor_source + " tensor" : key;
     if (kind == "fp16") { // CUDA-core half precision: the table lists tensor peaks only
-      const double *peak = metric("sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"),
+      const double *peak =
+                       metric("sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"),
                    *clock = metric(kSmClock), *dram = metric(kDramPeak),
                    *dram_clock = metric(kDramClock);
       if (peak && clock && dram && dram_clock && *dram > 0) {
@@ -412,9 +420,9 @@ private:
       if (!name.starts_with(kStallPrefix) || !name.ends_with(kStallSuffix)) {
         continue;
       }
-      const std::string reason = name.substr(
-          std::string_view(kStallPrefix).size(),
-          name.size() - std::string_view(kStallPrefix).size() - std::string_view(kStallSuffix).size());
+      const std::string reason = name.substr(std::string_view(kStallPrefix).size(),
+                                             name.size() - std::string_view(kStallPrefix).size() -
+                                                 std::string_view(kStallSuffix).size());
       if (reason != "selected") {
         all.push_back({reason, value});
         total += value;
@@ -428,8 +436,9 @@ private:
       m_out.stalls_reason = "no stall cycles were counted";
       return;
     }
-    std::stable_sort(all.begin(), all.end(),
-                     [](const StallShare& a, const StallShare& b) { return a.percent > b.percent; });
+    std::stable_sort(all.begin(), all.end(), [](const StallShare& a, const StallShare& b) {
+      return a.percent > b.percent;
+    });
     double top = 0;
     for (std::size_t i = 0; i < all.size() && i < 5; ++i) {
       m_out.stalls.push_back({all[i].reason, 100.0 * all[i].percent / total});
@@ -523,8 +532,8 @@ bool is_own(const std::string& kernel, const std::vector<std::string>& own_names
 } // namespace
 
 const CounterField* KernelCounters::field(const std::string& id) const {
-  const auto it = std::find_if(fields.begin(), fields.end(),
-                               [&](const CounterField& f) { return f.id == id; });
+  const auto it =
+      std::find_if(fields.begin(), fields.end(), [&](const CounterField& f) { return f.id == id; });
   return it == fields.end() ? nullptr : &*it;
 }
 
@@ -574,8 +583,8 @@ nlohmann::json to_json(const KernelCounters& kernel) {
   for (const auto& stall : kernel.stalls) {
     stalls.push_back({{"reason", stall.reason}, {"percent", stall.percent}});
   }
-  nlohmann::json out = {{"name", kernel.name}, {"own", kernel.own}, {"fields", fields},
-                        {"warp_stalls", stalls}};
+  nlohmann::json out = {
+      {"name", kernel.name}, {"own", kernel.own}, {"fields", fields}, {"warp_stalls", stalls}};
   if (kernel.stalls.empty()) {
     out["warp_stalls_reason"] = kernel.stalls_reason;
   }

@@ -16,12 +16,12 @@
 namespace kbench::counters {
 
 struct CounterField {
-  std::string id;               // "dram_throughput"
-  std::optional<double> value;  // numeric fields
-  std::string text;             // categorical fields ("memory", "fma")
-  std::string unit;             // "%", "GB/s", "FLOP/s", "us", "FLOP/B", "B/block", ...
-  std::string detail;           // how it was decided, when that is not obvious
-  std::string reason;           // when there is neither value nor text: why
+  std::string id;              // "dram_throughput"
+  std::optional<double> value; // numeric fields
+  std::string text;            // categorical fields ("memory", "fma")
+  std::string unit;            // "%", "GB/s", "FLOP/s", "us", "FLOP/B", "B/block", ...
+  std::string detail;          // how it was decided, when that is not obvious
+  std::string reason;          // when there is neither value nor text: why
 };
 
 struct StallShare {

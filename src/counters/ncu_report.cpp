@@ -70,7 +70,8 @@ NcuReport parse_ncu_csv(std::string_view text) {
     ++line;
     if (text[pos] == '=') { // ncu's own messages precede the table
       const std::size_t end = text.find('\n', pos);
-      report.messages.emplace_back(text.substr(pos, end == std::string_view::npos ? end : end - pos));
+      report.messages.emplace_back(
+          text.substr(pos, end == std::string_view::npos ? end : end - pos));
       pos = end == std::string_view::npos ? text.size() : end + 1;
       continue;
     }
@@ -80,9 +81,9 @@ NcuReport parse_ncu_csv(std::string_view text) {
     }
     if (header.empty()) {
       if (cells[0] != "ID") {
-        throw std::runtime_error(fmt::format(
-            "ncu report line {}: expected the header row (\"ID\", ...), found \"{}\"", line,
-            text.substr(start, std::min<std::size_t>(60, pos - start))));
+        throw std::runtime_error(
+            fmt::format("ncu report line {}: expected the header row (\"ID\", ...), found \"{}\"",
+                        line, text.substr(start, std::min<std::size_t>(60, pos - start))));
       }
       header = std::move(cells);
       continue;

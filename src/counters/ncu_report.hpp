@@ -11,7 +11,7 @@
 namespace kbench::counters {
 
 struct NcuKernel {
-  std::string name; // "Kernel Name" as ncu prints it (demangled)
+  std::string name;                         // "Kernel Name" as ncu prints it (demangled)
   std::map<std::string, double> values;     // every numeric metric, in the printed (base) unit
   std::map<std::string, std::string> units; // metric -> unit ("byte", "%", "ns"; "" for none)
   std::map<std::string, std::string> text;  // the non-numeric cells ("(128, 1, 1)", "n/a")

@@ -8,15 +8,15 @@
 namespace kbench::counters {
 
 struct RooflineRoof {
-  std::string label;       // "FP32", "FP16 tensor"
-  double peak_flop_per_s;  // the flat roof
+  std::string label;      // "FP32", "FP16 tensor"
+  double peak_flop_per_s; // the flat roof
 };
 
 struct RooflinePoint {
-  std::string label;       // kernel name, shortened by the caller
-  std::string side;        // "candidate" or "reference": sets the marker's colour and shape
-  double intensity;        // FLOP per DRAM byte (> 0)
-  double flop_per_s;       // achieved (> 0)
+  std::string label; // kernel name, shortened by the caller
+  std::string side;  // "candidate" or "reference": sets the marker's colour and shape
+  double intensity;  // FLOP per DRAM byte (> 0)
+  double flop_per_s; // achieved (> 0)
 };
 
 // `peak_bytes_per_s` is the DRAM roof's slope. Points with a non-positive coordinate are left

@@ -107,8 +107,8 @@ struct Prepared {
   int landlock_fd = -1;
   int landlock_abi = 0;
   std::uint64_t landlock_self_rights = 0; // for the child's own /proc/<pid> (added in the child)
-  std::string landlock_detail;      // how, when ready
-  std::string landlock_unavailable; // why not, when not
+  std::string landlock_detail;            // how, when ready
+  std::string landlock_unavailable;       // why not, when not
   bool restrict_filesystem = false;
   // limits
   std::optional<rlim_t> nproc;

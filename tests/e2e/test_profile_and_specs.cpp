@@ -14,9 +14,9 @@ using kbench::testing::run_kbench;
       << "expected to find: " << (needle) << "\nin: " << (haystack)
 
 TEST(Profile, OnTheCpuEveryCounterSaysItNeedsAGpu) {
-  const auto run = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                               repo_path("examples/cpu/level1_relu.py"), "--device", "cpu",
-                               "--trials", "1", "--iterations", "3", "--profile", "sol", "--quiet"});
+  const auto run = run_kbench(
+      {"eval", repo_path("problems/level1/1_relu.py"), repo_path("examples/cpu/level1_relu.py"),
+       "--device", "cpu", "--trials", "1", "--iterations", "3", "--profile", "sol", "--quiet"});
   ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "");
   const auto& counters = run.result["counters"];
   ASSERT_TRUE(counters.is_object()) << run.result.dump(1);
@@ -56,8 +56,8 @@ TEST(Specs, PrintsATableRowWithSourcesAndRefusesAnUnknownOne) {
   const auto row = run_kbench({"specs", "--row", "H100 SXM"}, false);
   EXPECT_EQ(row.exit_code, 0) << row.stderr_text;
   EXPECT_CONTAINS(row.stdout_text, "H100 SXM");
-  EXPECT_CONTAINS(row.stdout_text, "989.4");  // dense BF16, not the sparse 1979
-  EXPECT_CONTAINS(row.stdout_text, "3350");   // GB/s
+  EXPECT_CONTAINS(row.stdout_text, "989.4"); // dense BF16, not the sparse 1979
+  EXPECT_CONTAINS(row.stdout_text, "3350");  // GB/s
   EXPECT_CONTAINS(row.stdout_text, "datasheet");
   const auto unknown = run_kbench({"specs", "--row", "Voodoo 2"}, false);
   EXPECT_EQ(unknown.exit_code, 64);

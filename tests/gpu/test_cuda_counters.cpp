@@ -38,10 +38,10 @@ TEST(CudaCounters, ReluProfileFillsEveryFieldAndFindsItMemoryBound) {
     GTEST_SKIP() << "needs a GPU and Nsight Compute: " << probe.unavailable_reason << " " << why;
   }
   const std::string svg = ::testing::TempDir() + "/relu-roofline.svg";
-  const auto run = run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
-                               repo_path("examples/cuda/level1_relu.py"), "--device", "cuda",
-                               "--trials", "2", "--profile", "full", "--roofline", svg,
-                               "--no-compile-baseline"});
+  const auto run =
+      run_kbench({"eval", repo_path("problems/level1/1_relu.py"),
+                  repo_path("examples/cuda/level1_relu.py"), "--device", "cuda", "--trials", "2",
+                  "--profile", "full", "--roofline", svg, "--no-compile-baseline"});
   if (!report_dir().empty()) {
     std::ofstream(report_dir() + "/counters-relu.txt") << run.stdout_text << run.stderr_text;
     std::ofstream(report_dir() + "/counters-relu.json") << run.result.dump(1);

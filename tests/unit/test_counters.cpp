@@ -27,8 +27,10 @@ GpuSpecs h200() {
   specs.row = "H200 (test)";
   specs.from_table = true;
   specs.dram_bandwidth_gbs = {4800, "test"};
-  specs.dense_tflops = {{"fp32", {66.9, "test"}}, {"fp64", {33.5, "test"}},
-                        {"tf32", {494.7, "test"}}, {"fp16", {989.4, "test"}},
+  specs.dense_tflops = {{"fp32", {66.9, "test"}},
+                        {"fp64", {33.5, "test"}},
+                        {"tf32", {494.7, "test"}},
+                        {"fp16", {989.4, "test"}},
                         {"bf16", {989.4, "test"}}};
   return specs;
 }
@@ -48,7 +50,7 @@ TEST(NcuReport, ParsesTheRawPageWithItsMessagesAndThousandsSeparators) {
   const NcuReport report = parse_ncu_csv(fixture("copy.sol.csv"));
   ASSERT_EQ(report.kernels.size(), 1U);
   EXPECT_NE(report.kernels[0].name.find("neg_kernel_cuda"), std::string::npos);
-  EXPECT_DOUBLE_EQ(*report.kernels[0].find("gpu__time_duration.sum"), 224576);     // "224,576"
+  EXPECT_DOUBLE_EQ(*report.kernels[0].find("gpu__time_duration.sum"), 224576);  // "224,576"
   EXPECT_DOUBLE_EQ(*report.kernels[0].find("dram__bytes_read.sum"), 480007168); // "480,007,168"
   EXPECT_EQ(report.kernels[0].units.at("dram__bytes_read.sum"), "byte");
   EXPECT_EQ(report.kernels[0].text.at("Block Size"), "(128, 1, 1)");
@@ -225,8 +227,8 @@ TEST(NcuMetrics, SetsListTheirMetricsAndTheCommandProfilesOnlyTheMarkedSpan) {
 // The reports kbench's own collector wrote on the H200 (`kbench eval --profile sol` of
 // problems/level1/1_relu.py with examples/cuda/level1_relu.py, 2026-11-29).
 TEST(KernelCounters, KbenchsOwnCollectorOutputParsesAndMarksTheCandidatesKernel) {
-  const auto candidate = derive_call(parse_ncu_csv(fixture("relu_candidate.kbench-sol.csv")),
-                                     "sol", h200(), {"relu_kernel"});
+  const auto candidate = derive_call(parse_ncu_csv(fixture("relu_candidate.kbench-sol.csv")), "sol",
+                                     h200(), {"relu_kernel"});
   ASSERT_EQ(candidate.kernels.size(), 1U);
   EXPECT_TRUE(candidate.kernels[0].own);
   EXPECT_EQ(text_of(candidate.call, "bottleneck"), "memory");
@@ -236,8 +238,8 @@ TEST(KernelCounters, KbenchsOwnCollectorOutputParsesAndMarksTheCandidatesKernel)
   EXPECT_EQ(text_of(candidate.call, "precision"), "none");
   EXPECT_FALSE(candidate.call.field("ridge_point")->reason.empty());
   EXPECT_EQ(*candidate.call.value("tensor_utilization"), 0); // the fp16 tensor count is there, 0
-  const auto reference = derive_call(parse_ncu_csv(fixture("relu_reference.kbench-sol.csv")),
-                                     "sol", h200(), {});
+  const auto reference =
+      derive_call(parse_ncu_csv(fixture("relu_reference.kbench-sol.csv")), "sol", h200(), {});
   EXPECT_FALSE(reference.kernels.at(0).own);
   EXPECT_NEAR(*reference.call.value("dram_throughput"), 79.89, 1e-9);
 }
