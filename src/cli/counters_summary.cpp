@@ -45,7 +45,10 @@ std::string field(const nlohmann::json& fields, const std::string& id) {
   if (unit == "FLOP/s" || unit == "B") {
     return si(v) + (unit == "B" ? "B" : "FLOP/s");
   }
-  return unit.empty() ? fmt::format("{:.3g}", v) : fmt::format("{:.3g} {}", v, unit);
+  // Counts (registers, threads, blocks, bytes per block) print whole.
+  const std::string number = v == std::floor(v) && std::fabs(v) < 1e12 ? fmt::format("{:.0f}", v)
+                                                                       : fmt::format("{:.3g}", v);
+  return unit.empty() ? number : number + " " + unit;
 }
 
 void side_lines(std::string& out, const char* label, const CountersSide& side) {
@@ -69,8 +72,8 @@ void side_lines(std::string& out, const char* label, const CountersSide& side) {
                    field(f, "fp16_utilization"), field(f, "tensor_flops"),
                    field(f, "tensor_utilization")));
   line("  occupancy",
-       fmt::format("{} achieved of {} (limit: {}); {} regs/thread, smem {} static + {} "
-                   "dynamic per block, block {}, grid {}",
+       fmt::format("{} achieved of {} (limit: {}); {}, shared memory {} static + {} "
+                   "dynamic, block {}, grid {}",
                    field(f, "achieved_occupancy"), field(f, "theoretical_occupancy"),
                    field(f, "occupancy_limiter"), field(f, "registers_per_thread"),
                    field(f, "shared_memory_static"), field(f, "shared_memory_dynamic"),
