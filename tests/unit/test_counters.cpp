@@ -1,6 +1,7 @@
 // The counter derivation over Nsight Compute output recorded on the H200 machine
 // (tests/counters/fixtures/: ncu 2025.3.1, raw CSV pages of the sol and full sets for a copy,
 // an fp16 and an fp32 matmul, a tiny launch-bound kernel and a two-kernel call).
+#include "cli/counters_summary.hpp"
 #include "counters/kernel_counters.hpp"
 #include "counters/ncu_metrics.hpp"
 #include "counters/ncu_report.hpp"
@@ -242,4 +243,34 @@ TEST(KernelCounters, KbenchsOwnCollectorOutputParsesAndMarksTheCandidatesKernel)
       derive_call(parse_ncu_csv(fixture("relu_reference.kbench-sol.csv")), "sol", h200(), {});
   EXPECT_FALSE(reference.kernels.at(0).own);
   EXPECT_NEAR(*reference.call.value("dram_throughput"), 79.89, 1e-9);
+}
+
+// The summary's counter lines show the run page's fields in their units, the reason where a
+// field has no value, and never a blank.
+TEST(CountersSummary, ShowsTheRunPageFieldsWithUnitsOrReasons) {
+  kbench::CountersInfo info;
+  info.profile = "sol";
+  info.tool = "/usr/local/cuda/bin/ncu";
+  info.gpu = {{"row", "H200 SXM"}, {"note", ""}};
+  const auto call = derive("copy", "sol");
+  info.candidate.collected = true;
+  info.candidate.kernels = call.kernels.size();
+  info.candidate.call = to_json(call);
+  info.reference.reason = "the reference did not run under Nsight Compute: boom";
+  info.sol_score = call.call.value("sol_score");
+  info.physical_limit_detail = "no measured device time to compare the floor with";
+  info.candidate_energy.joules_per_call = 0.0376;
+  info.candidate_energy.watts = 537;
+  info.candidate_energy.calls = 15332;
+  info.reference_energy.reason = "unsupported: NVML reports no energy counter for this GPU";
+  const std::string text = kbench::cli::format_counters(info);
+  EXPECT_NE(text.find("bottleneck memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("DRAM 86.6 % (4168 GB/s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("32 register/thread"), std::string::npos) << text;
+  EXPECT_NE(text.find("grid 117188 blocks"), std::string::npos) << text;
+  EXPECT_NE(text.find("not collected by --profile sol"), std::string::npos) << text;
+  EXPECT_NE(text.find("no counters: the reference did not run"), std::string::npos) << text;
+  EXPECT_NE(text.find("37.6 mJ per call (537 W over 15332 calls)"), std::string::npos) << text;
+  EXPECT_NE(text.find("n/a (no measured device time"), std::string::npos) << text;
+  EXPECT_EQ(text.find("()"), std::string::npos) << text; // an empty reason would print as "()"
 }
