@@ -78,6 +78,14 @@ if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
     say "pytest is not installed in $python: the Python tests will not run"
   fi
 fi
+# `kbench disassemble` needs cuobjdump and nvdisasm: the CUDA toolkit's, or NVIDIA's wheels in a
+# venv of ours (the CI machine's toolkit compiles but ships neither).
+if ! command -v cuobjdump >/dev/null && [ ! -x /usr/local/cuda/bin/cuobjdump ] &&
+  [ "$python" = "$venv/bin/python" ] &&
+  ! "$python" -c 'import sys, os, glob; sys.exit(not glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "cu1*", "bin", "nvdisasm")))'; then
+  "$python" -m pip install -q "nvidia-cuda-cuobjdump>=13" "nvidia-cuda-nvdisasm>=13" ||
+    say "could not install cuobjdump and nvdisasm: kbench disassemble will say so"
+fi
 say "python: $python ($("$python" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'))"
 
 # 3. Configure and build. Ninja when the environment has it (torch needs it anyway).

@@ -17,5 +17,6 @@ std::function<int()> register_suite_command(CLI::App& app);
 std::function<int()> register_problems_command(CLI::App& app);
 std::function<int()> register_check_command(CLI::App& app);
 std::function<int()> register_specs_command(CLI::App& app);
+std::function<int()> register_disassemble_command(CLI::App& app);
 
 } // namespace kbench::cli

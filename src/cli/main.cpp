@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   const auto run_problems = kbench::cli::register_problems_command(app);
   const auto run_check = kbench::cli::register_check_command(app);
   const auto run_specs = kbench::cli::register_specs_command(app);
+  const auto run_disassemble = kbench::cli::register_disassemble_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("specs")) {
     return run_specs();
+  }
+  if (app.got_subcommand("disassemble")) {
+    return run_disassemble();
   }
   std::cerr << app.help();
   return 64;

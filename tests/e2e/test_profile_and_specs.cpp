@@ -1,6 +1,7 @@
 // `kbench eval --profile` and `kbench specs` where there is no GPU (CI): the counters say why
 // they are missing instead of leaving blanks, bad settings are refused, and the peak table is
 // printable without a device. The GPU side is tests/gpu/test_cuda_counters.cpp.
+#include "core/json_io.hpp"
 #include "kbench_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -67,4 +68,34 @@ TEST(Specs, PrintsATableRowWithSourcesAndRefusesAnUnknownOne) {
     EXPECT_EQ(here.exit_code, 2);
     EXPECT_CONTAINS(here.stderr_text, "no GPU");
   }
+}
+
+// The SASS of the candidate's own kernel, built for sm_90 on a machine without a GPU (the build
+// needs only nvcc; cuobjdump and nvdisasm come from the toolkit or NVIDIA's wheels, which
+// scripts/setup.sh installs in its venv).
+TEST(Disassemble, PrintsTheSassOfTheCandidatesOwnKernel) {
+  const std::string json = ::testing::TempDir() + "/relu-sass.json";
+  const auto run = run_kbench(
+      {"disassemble", repo_path("examples/cuda/level1_relu.py"), "--arch", "9.0", "--json", json},
+      false);
+  if (run.exit_code != 0 && run.stderr_text.find("cuobjdump was not found") != std::string::npos) {
+    GTEST_SKIP() << run.stderr_text;
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  EXPECT_CONTAINS(run.stdout_text, "== relu_kernel(float const*, float*, long, long, long)");
+  EXPECT_CONTAINS(run.stdout_text, "(sm_90)");
+  EXPECT_CONTAINS(run.stdout_text, "LDG"); // the loads and stores of an elementwise kernel
+  EXPECT_CONTAINS(run.stdout_text, "STG");
+  EXPECT_CONTAINS(run.stdout_text, "EXIT");
+  const auto doc = kbench::read_json_file(json);
+  EXPECT_EQ(doc["own_kernels"], nlohmann::json::array({"relu_kernel"}));
+  ASSERT_EQ(doc["functions"].size(), 1U);
+  EXPECT_EQ(doc["functions"][0]["mangled"], "_Z11relu_kernelPKfPflll");
+}
+
+TEST(Disassemble, ABadArchitectureIsRefusedBeforeAnyBuild) {
+  const auto run = run_kbench(
+      {"disassemble", repo_path("examples/cuda/level1_relu.py"), "--arch", "hopper"}, false);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_CONTAINS(run.stderr_text, "--arch hopper: give a compute capability such as 9.0");
 }

@@ -2,6 +2,7 @@
 // (tests/counters/fixtures/: ncu 2025.3.1, raw CSV pages of the sol and full sets for a copy,
 // an fp16 and an fp32 matmul, a tiny launch-bound kernel and a two-kernel call).
 #include "cli/counters_summary.hpp"
+#include "core/disassembly.hpp"
 #include "counters/kernel_counters.hpp"
 #include "counters/ncu_metrics.hpp"
 #include "counters/ncu_report.hpp"
@@ -273,4 +274,25 @@ TEST(CountersSummary, ShowsTheRunPageFieldsWithUnitsOrReasons) {
   EXPECT_NE(text.find("37.6 mJ per call (537 W over 15332 calls)"), std::string::npos) << text;
   EXPECT_NE(text.find("n/a (no measured device time"), std::string::npos) << text;
   EXPECT_EQ(text.find("()"), std::string::npos) << text; // an empty reason would print as "()"
+}
+
+TEST(Disassembly, CuobjdumpListingsSplitByFunctionAndDemangle) {
+  const std::string listing = "Fatbin elf code:\n================\narch = sm_90\n\n"
+                              "\tcode for sm_90\n"
+                              "\t\tFunction : _Z11relu_kernelPKfPflll\n"
+                              "\t.headerflags\t@\"EF_CUDA_SM90\"\n"
+                              "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+                              "        /*0010*/                   EXIT ;\n"
+                              "\t\t..........\n\n"
+                              "\t\tFunction : helper\n"
+                              "        /*0000*/                   RET.REL.NODEC R20 0x0 ;\n"
+                              "\t\t..........\n";
+  const auto functions = kbench::parse_cuobjdump_sass(listing);
+  ASSERT_EQ(functions.size(), 2U);
+  EXPECT_EQ(functions[0].mangled, "_Z11relu_kernelPKfPflll");
+  EXPECT_EQ(functions[0].name, "relu_kernel(float const*, float*, long, long, long)");
+  EXPECT_EQ(functions[0].arch, "sm_90");
+  EXPECT_NE(functions[0].sass.find("EXIT ;"), std::string::npos);
+  EXPECT_EQ(functions[0].sass.find("RET.REL"), std::string::npos); // the next function's
+  EXPECT_EQ(functions[1].name, "helper");                          // not mangled: kept as is
 }

@@ -6,7 +6,8 @@ A worker holds at most one session: a reference session (process R) or a candida
   static_check {candidate, backend?, rules?, problem?}
                                  the static rules' verdicts (no import, no torch needed)
   compile {candidate, extensions_dir}
-                                 imports the candidate with the GPU hidden so load_inline builds
+                                 imports the candidate with the GPU hidden so load_inline builds;
+                                 answers with the build directory and the candidate's own kernels
   reference {problem, device, variant, init_seed, trials, inputs_dir, outputs_dir}
   candidate {candidate, device, extensions_dir, init_seed, trials, inputs_dir, outputs_dir}
   problem_check {problem, device, variant, precision, init_seed, trials, outputs_dir}
@@ -80,11 +81,14 @@ def _compile(request):
     os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir
     start = time.perf_counter()
     load_candidate(request["candidate"])
+    from .measurement import own_kernel_names
+
     return {
         "ok": True,
         "seconds": time.perf_counter() - start,
         "cached": cached,
         "extensions_dir": extensions_dir,
+        "own_kernels": own_kernel_names(request["candidate"]),
     }
 
 
