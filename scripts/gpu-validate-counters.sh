@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One device call (docs/gpu-validation.md): build, `kbench specs`, which sandbox settings let CUDA
 # start, `kbench eval --profile` on the ReLU (GPU test CudaCounters and a `sol` run whose ncu
-# reports are kept), the GPU-only exploits, the timing GPU tests. Everything lands in $OUT/r.tgz.
+# reports are kept), the GPU-only exploits, the timing GPU tests. Everything lands in
+# $OUT/gpu-validate-counters.tgz.
 # Usage (device tool): bash scripts/gpu-validate-counters.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export KBENCH_BUILD=build-gpu
-R=/tmp/r
-mkdir -p "$R"
+R=$(mktemp -d "${TMPDIR:-/tmp}/kbench-gpu-validate.XXXXXX")
 T0=$(date +%s)
 at() { echo "[$(($(date +%s) - T0)) s] $*"; }
 scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
@@ -34,7 +34,7 @@ timeout 100 "$K" eval problems/level1/1_relu.py examples/cuda/level1_relu.py --d
   --trials 2 --no-compile-baseline --profile sol --keep-scratch --json "$R/relu-sol.json" > "$R/relu-sol.txt" 2>&1
 at "relu sol rc=$?"
 grep -E "^counters|^SOL|^phys|^wall" "$R/relu-sol.txt"
-for d in /tmp/kbench-eval-*/profile.*; do cp "$d/ncu.csv" "$R/$(basename "$d").ncu.csv"; done
+for d in "${TMPDIR:-/tmp}"/kbench-eval-*/profile.*; do cp "$d/ncu.csv" "$R/$(basename "$d").ncu.csv"; done
 E=examples/exploits
 for x in 26_side_stream 27_decoy_kernel; do
   timeout 130 "$K" eval $E/problem_relu.py $E/$x.py --device cuda --rules structural \
@@ -44,5 +44,5 @@ done
 (cd build-gpu && timeout 150 ctest -R "CudaTiming.Relu|CudaProblemsCheck" --output-on-failure > "$R/ctest-timing.log" 2>&1)
 at "timing tests rc=$?"
 grep -E "Passed|Failed" "$R/ctest-timing.log"
-tar czf "$OUT/r.tgz" -C /tmp r
+tar czf "${OUT:-.}/gpu-validate-counters.tgz" -C "$(dirname "$R")" "$(basename "$R")"
 at done

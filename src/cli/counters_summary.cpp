@@ -1,22 +1,13 @@
 #include "cli/counters_summary.hpp"
 
+#include "counters/si_format.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 namespace kbench::cli {
 namespace {
-
-// 4.17e12 -> "4.17 T": FLOP/s and bytes span too many decades for one fixed unit.
-std::string si(double value) {
-  static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
-  int i = 0;
-  while (std::fabs(value) >= 1000 && i < 5) {
-    value /= 1000;
-    ++i;
-  }
-  return fmt::format("{:.3g} {}", value, prefixes[i]);
-}
 
 // A field of counters::to_json: its value in its unit, or "n/a (reason)".
 std::string field(const nlohmann::json& fields, const std::string& id) {
@@ -43,7 +34,7 @@ std::string field(const nlohmann::json& fields, const std::string& id) {
     return fmt::format("{:.0f} GB/s", v);
   }
   if (unit == "FLOP/s" || unit == "B") {
-    return si(v) + (unit == "B" ? "B" : "FLOP/s");
+    return counters::format_si(v, unit);
   }
   // Counts (registers, threads, blocks, bytes per block) print whole.
   const std::string number = v == std::floor(v) && std::fabs(v) < 1e12 ? fmt::format("{:.0f}", v)

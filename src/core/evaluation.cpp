@@ -11,6 +11,7 @@
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
 #include "core/worker_phase.hpp"
+#include "counters/gpu_specs.hpp"
 #include "measure/stats.hpp"
 #include "sched/device_probe.hpp"
 #include "sched/paths.hpp"
@@ -596,7 +597,10 @@ private:
     setup.reference = reference[0];
     setup.candidate = candidate[0];
     setup.cuda = m_result.device != "cpu";
-    setup.device_name = m_result.device_name;
+    if (m_choice.gpu) {
+      setup.peak_bandwidth_bytes_per_s =
+          counters::resolve_specs(*m_choice.gpu).dram_bandwidth_gbs.value * 1e9;
+    }
     setup.candidate_path = m_result.candidate_path;
     setup.reference_dir = m_scratch / "reference";
     PairedTimingOutcome outcome = run_paired_timing(m_options, setup);

@@ -44,24 +44,6 @@ struct Side {
   int calls_per_block = kMinBlockCalls;
 };
 
-} // namespace
-
-std::optional<double> provisional_peak_bandwidth(const std::string& device_name) {
-  // Vendor datasheet figures (bytes/s). Issue 4's peak table replaces this list.
-  static const std::pair<const char*, double> table[] = {
-      {"H200", 4.8e12},   {"H100 PCIe", 2.0e12}, {"H100", 3.35e12}, {"A100-SXM4-80GB", 2.039e12},
-      {"A100", 1.555e12}, {"L40S", 0.864e12},    {"L4", 0.3e12},    {"A10G", 0.6e12},
-      {"B200", 8.0e12}};
-  for (const auto& [name, bandwidth] : table) {
-    if (device_name.find(name) != std::string::npos) {
-      return bandwidth;
-    }
-  }
-  return std::nullopt;
-}
-
-namespace {
-
 class PairedTiming {
 public:
   PairedTiming(const EvalOptions& options, const PairedTimingSetup& setup)
@@ -396,7 +378,7 @@ private:
                                        : "a stream other than the caller's",
                        m_off_stream_tail_us)});
     }
-    if (const auto bandwidth = provisional_peak_bandwidth(m_setup.device_name);
+    if (const auto& bandwidth = m_setup.peak_bandwidth_bytes_per_s;
         bandwidth && m_setup.input_bytes > 0 && cand.stats_us.n > 0) {
       const double floor_us = static_cast<double>(m_setup.input_bytes) / *bandwidth * 1e6;
       if (cand.stats_us.median < floor_us) {

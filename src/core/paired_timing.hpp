@@ -16,10 +16,11 @@ struct PairedTimingSetup {
   sandbox::WorkerClient* reference = nullptr;
   sandbox::WorkerClient* candidate = nullptr;
   bool cuda = false;
-  std::string device_name;
   std::string candidate_path;
-  int pool_size = 0;                   // input sets R wrote (0: the first trial's inputs)
-  std::int64_t input_bytes = 0;        // per input set, for the roofline floor
+  int pool_size = 0;            // input sets R wrote (0: the first trial's inputs)
+  std::int64_t input_bytes = 0; // per input set, for the roofline floor
+  // The GPU's peak DRAM bandwidth from the peak table (counters/gpu_specs); empty on the CPU.
+  std::optional<double> peak_bandwidth_bytes_per_s;
   std::filesystem::path reference_dir; // R's outputs: pool_<k>.outputs.safetensors
 };
 
@@ -30,9 +31,5 @@ struct PairedTimingOutcome {
 };
 
 PairedTimingOutcome run_paired_timing(const EvalOptions& options, const PairedTimingSetup& setup);
-
-// Peak DRAM bandwidth (bytes/s) of a GPU by name, provisional until the counters' peak table
-// (issue 4): empty for a GPU not in the list.
-std::optional<double> provisional_peak_bandwidth(const std::string& device_name);
 
 } // namespace kbench

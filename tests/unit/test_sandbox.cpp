@@ -103,6 +103,16 @@ private:
   int m_port = 0;
 };
 
+// A macro, not a function: GTEST_SKIP only leaves the function it is written in.
+#define REQUIRE_LANDLOCK(ran)                                                                      \
+  do {                                                                                             \
+    const Protection* landlock = find((ran).protections, "filesystem");                            \
+    ASSERT_NE(landlock, nullptr);                                                                  \
+    if (!landlock->active) {                                                                       \
+      GTEST_SKIP() << "no Landlock here: " << landlock->detail;                                    \
+    }                                                                                              \
+  } while (false)
+
 std::string connect_script(int port) {
   return "import socket\n"
          "s = socket.socket()\n"
@@ -236,11 +246,7 @@ TEST(Sandbox, WritesOnlyBeneathTheWritableList) {
                                  (scratch.root() / "elsewhere" / "outside").string() +
                                  " 2>/dev/null && echo outside-ok; echo c > /dev/null && echo "
                                  "devnull-ok; true"});
-  const Protection* filesystem = find(ran.protections, "filesystem");
-  ASSERT_NE(filesystem, nullptr);
-  if (!filesystem->active) {
-    GTEST_SKIP() << "no Landlock here: " << filesystem->detail;
-  }
+  REQUIRE_LANDLOCK(ran);
   EXPECT_EQ(ran.out, "inside-ok\ndevnull-ok\n");
   EXPECT_TRUE(fs::exists(scratch.root() / "work" / "inside"));
   EXPECT_FALSE(fs::exists(scratch.root() / "elsewhere" / "outside"));
@@ -256,11 +262,8 @@ TEST(Sandbox, OnlyTheWorkersOwnProcEntryIsWritable) {
                              "echo 1 > /proc/$PPID/comm 2>/dev/null && echo parent-ok; "
                              "echo 1 > /proc/sys/kernel/ns_last_pid 2>/dev/null && echo sys-ok; "
                              "true"});
+  REQUIRE_LANDLOCK(ran);
   const Protection* filesystem = find(ran.protections, "filesystem");
-  ASSERT_NE(filesystem, nullptr);
-  if (!filesystem->active) {
-    GTEST_SKIP() << "no Landlock here: " << filesystem->detail;
-  }
   EXPECT_EQ(ran.out, "own-ok\n");
   EXPECT_NE(filesystem->detail.find("own /proc/<pid>"), std::string::npos) << filesystem->detail;
 }
@@ -277,11 +280,7 @@ TEST(Sandbox, TheUnreadableDirectoryCannotBeRead) {
                                  (scratch.root() / "reference" / "out").string() +
                                  " 2>/dev/null || echo denied; cat /etc/passwd >/dev/null && "
                                  "echo etc-ok"});
-  const Protection* filesystem = find(ran.protections, "filesystem");
-  ASSERT_NE(filesystem, nullptr);
-  if (!filesystem->active) {
-    GTEST_SKIP() << "no Landlock here: " << filesystem->detail;
-  }
+  REQUIRE_LANDLOCK(ran);
   EXPECT_EQ(ran.out, "input\ndenied\netc-ok\n");
 }
 
