@@ -7,7 +7,9 @@
             `--ncu-child`, run under ncu with --clock-control none and --cache-control all)
 
 Plus repeatability: the kbench median taken five times in a row per kernel (in this process),
-and its coefficient of variation. Writes a JSON and a markdown table to --out.
+and its coefficient of variation. Every measurement starts after COOL_S seconds of idle GPU and
+NVML's clocks are read after it, so a power-bound kernel (the fp16 matmul) is not timed hotter
+by whichever method happens to run later. Writes a JSON and a markdown table to --out.
 Usage (GPU machine, from the repository root): bash bench/timing_fidelity/run.sh OUT_DIR
 """
 
@@ -18,6 +20,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -27,6 +30,7 @@ from cases import make_cases  # noqa: E402
 
 SAMPLES = 50
 NCU_REPS = 5
+COOL_S = 2.0
 
 
 def flush_zero_only(flush):
@@ -40,6 +44,15 @@ def flush_l2(flush):
     buffer, clean = flush
     buffer.zero_()
     clean.sum()
+
+
+def cooled(clocks, measure):
+    """Runs measure() after an idle pause; returns (its result, NVML's clocks just after it)."""
+    torch.cuda.synchronize()
+    time.sleep(COOL_S)
+    value = measure()
+    torch.cuda.synchronize()
+    return value, clocks.read() if clocks else None
 
 
 def time_kbench(tracer, fn, flush, flush_fn=flush_l2):
@@ -143,26 +156,37 @@ def main():
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     flush = (torch.empty(l2, dtype=torch.uint8, device=device),
              torch.ones(2 * l2 // 4, dtype=torch.float32, device=device))
+    from kbench.worker.tracing import Clocks
+
+    clocks = Clocks(device)
+    clocks = None if clocks.reason else clocks
     results = {}
     for name, fn in cases.items():
-        kb = time_kbench(tracer, fn, flush)
-        repeats = [statistics.median(time_kbench(tracer, fn, flush)) for _ in range(5)]
-        results[name] = {
-            "kbench_us": statistics.median(kb),
-            "kbench_zero_flush_us": statistics.median(time_kbench(tracer, fn, flush, flush_zero_only)),
-            "events_us": statistics.median(time_events(fn, flush)),
-            "do_bench_us": time_do_bench(fn),
-            "kbench_repeat_medians_us": repeats,
-            "kbench_repeat_cv_pct": statistics.stdev(repeats) / statistics.mean(repeats) * 100.0,
+        measured, after = {}, {}
+        methods = {
+            "kbench_us": lambda: statistics.median(time_kbench(tracer, fn, flush)),
+            "kbench_zero_flush_us": lambda: statistics.median(time_kbench(tracer, fn, flush, flush_zero_only)),
+            "events_us": lambda: statistics.median(time_events(fn, flush)),
+            "do_bench_us": lambda: time_do_bench(fn),
+            "kbench_repeat_medians_us": lambda: [statistics.median(time_kbench(tracer, fn, flush)) for _ in range(5)],
         }
-        print(name, {k: v for k, v in results[name].items() if k != "kbench_repeat_medians_us"}, flush=True)
+        for key, measure in methods.items():
+            measured[key], after[key] = cooled(clocks, measure)
+        repeats = measured["kbench_repeat_medians_us"]
+        measured["kbench_repeat_cv_pct"] = statistics.stdev(repeats) / statistics.mean(repeats) * 100.0
+        measured["clocks_after"] = after
+        results[name] = measured
+        print(name, {k: v for k, v in measured.items() if k not in ("kbench_repeat_medians_us", "clocks_after")}, flush=True)
     meta = {
         "gpu": torch.cuda.get_device_name(device),
         "torch": torch.__version__,
         "tracing_overhead_us": tracer.measure_overhead(device),
         "samples": SAMPLES,
+        "cool_s": COOL_S,
     }
     write(Path(args.out), meta, results)  # kept even if ncu does not finish
+    torch.cuda.synchronize()
+    time.sleep(COOL_S)
     ncu, meta["ncu_returncode"], meta["ncu_stderr_tail"] = ncu_medians(list(cases))
     for name in cases:
         results[name]["ncu_us"] = ncu.get(name)
@@ -170,13 +194,23 @@ def main():
     print(json.dumps(meta, indent=1)[:1500])
 
 
+def clock_range(after):
+    readings = [c for c in after.values() if c]
+    if not readings:
+        return "-"
+    sm = sorted(c["sm_mhz"] for c in readings)
+    mem = sorted(c["mem_mhz"] for c in readings)
+    reasons = sorted({r for c in readings for r in c["reasons"]})
+    return f"{sm[0]}-{sm[-1]} / {mem[0]}-{mem[-1]} MHz" + (f" ({', '.join(reasons)})" if reasons else "")
+
+
 def write(out, meta, results):
     out.mkdir(parents=True, exist_ok=True)
     (out / "timing_fidelity.json").write_text(json.dumps({"meta": meta, "cases": results}, indent=1))
     lines = [
         "| kernel | ncu | kbench (CUPTI) | kbench / ncu | kbench, zero-only flush | zero-only / ncu "
-        "| CUDA events | do_bench | kbench repeat CV |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| CUDA events | do_bench | kbench repeat CV | SM / memory clock after each method |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, r in results.items():
         ratio = f"{r['kbench_us'] / r['ncu_us']:.3f}" if r.get("ncu_us") else "-"
@@ -185,7 +219,7 @@ def write(out, meta, results):
         lines.append(
             f"| {name} | {ncu_text} | {r['kbench_us']:.2f} µs | {ratio} | {r['kbench_zero_flush_us']:.2f} µs "
             f"| {zero_ratio} | {r['events_us']:.2f} µs "
-            f"| {r['do_bench_us']:.2f} µs | {r['kbench_repeat_cv_pct']:.2f} % |"
+            f"| {r['do_bench_us']:.2f} µs | {r['kbench_repeat_cv_pct']:.2f} % | {clock_range(r['clocks_after'])} |"
         )
     text = "\n".join(lines) + "\n"
     (out / "timing_fidelity.md").write_text(text)

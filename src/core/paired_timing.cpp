@@ -8,9 +8,11 @@
 #include "measure/stopping_rule.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 namespace kbench {
 namespace {
@@ -174,15 +176,11 @@ private:
 
     const auto host = number_array(body, "host_us");
     const auto device = body.contains("device_us") ? number_array(body, "device_us") : host;
-    // Throttling: the block's clock, before and after, against the default clock.
-    double low_clock = 0;
-    for (const auto& mhz : body.value("sm_mhz", nlohmann::json::array())) {
-      if (mhz.is_number()) {
-        const double v = mhz.get<double>();
-        low_clock = low_clock == 0 ? v : std::min(low_clock, v);
-        side.out.min_sm_mhz = side.out.min_sm_mhz ? std::min(*side.out.min_sm_mhz, v) : v;
-        side.out.max_sm_mhz = side.out.max_sm_mhz ? std::max(*side.out.max_sm_mhz, v) : v;
-      }
+    // Throttling: the block's SM clock, before and after, against the default clock.
+    const double low_clock = fold_clock(body, "sm_mhz", side.out.min_sm_mhz, side.out.max_sm_mhz);
+    fold_clock(body, "mem_mhz", side.out.min_mem_mhz, side.out.max_mem_mhz);
+    for (const auto& reason : body.value("clock_reasons", std::vector<std::string>{})) {
+      side.out.clock_reasons.insert(reason);
     }
     if (side.out.default_sm_mhz && low_clock > 0 &&
         low_clock < kThrottleShare * *side.out.default_sm_mhz) {
@@ -227,6 +225,53 @@ private:
   }
 
   double wall_seconds() const { return seconds_since(m_start); }
+
+  // Widens the range [low, high] to hold v.
+  static void widen(std::optional<double>& low, std::optional<double>& high, double v) {
+    low = low ? std::min(*low, v) : v;
+    high = high ? std::max(*high, v) : v;
+  }
+
+  // Widens [low, high] by the block's readings of one clock; returns the block's lowest (0: none).
+  static double fold_clock(const nlohmann::json& body, const char* key, std::optional<double>& low,
+                           std::optional<double>& high) {
+    double block_low = 0;
+    for (const auto& mhz : body.value(key, nlohmann::json::array())) {
+      if (mhz.is_number()) {
+        const double v = mhz.get<double>();
+        block_low = block_low == 0 ? v : std::min(block_low, v);
+        widen(low, high, v);
+      }
+    }
+    return block_low;
+  }
+
+  // What NVML saw around the blocks of every side, for a sentence about a change of speed.
+  std::string clock_facts() const {
+    std::optional<double> sm_low, sm_high, mem_low, mem_high;
+    std::set<std::string> reasons;
+    for (const auto& side : m_sides) {
+      for (const auto& v : {side.out.min_sm_mhz, side.out.max_sm_mhz}) {
+        if (v) {
+          widen(sm_low, sm_high, *v);
+        }
+      }
+      for (const auto& v : {side.out.min_mem_mhz, side.out.max_mem_mhz}) {
+        if (v) {
+          widen(mem_low, mem_high, *v);
+        }
+      }
+      reasons.insert(side.out.clock_reasons.begin(), side.out.clock_reasons.end());
+    }
+    if (!sm_low) {
+      return "no NVML clock readings; another process on the GPU is one cause";
+    }
+    return fmt::format("SM clock {:.0f}-{:.0f} MHz, memory clock {:.0f}-{:.0f} MHz, NVML's "
+                       "reasons for lower clocks: {}; with steady clocks, suspect another process "
+                       "on the GPU",
+                       *sm_low, *sm_high, mem_low.value_or(0), mem_high.value_or(0),
+                       reasons.empty() ? "none" : fmt::format("{}", fmt::join(reasons, ", ")));
+  }
 
   void note_flags(Side& side, const nlohmann::json& facts) {
     if (side.role != WorkerRole::candidate || side.out.method != "cupti") {
@@ -399,10 +444,9 @@ private:
           {"unstable_timing",
            fmt::format("the GPU's speed changed during timing: per-block medians ranged "
                        "{:.2f}-{:.2f} µs (reference) and {:.2f}-{:.2f} µs (candidate), a {:.2f}x "
-                       "spread (another process on the GPU, a memory-clock drop): the speedup "
-                       "is unreliable; evaluate again",
+                       "spread ({}): the speedup is unreliable; evaluate again",
                        spread->reference_low, spread->reference_high, spread->candidate_low,
-                       spread->candidate_high, spread->worst_ratio)});
+                       spread->candidate_high, spread->worst_ratio, clock_facts())});
     }
     if (timing.speedup && *timing.speedup > 10) {
       timing.flags.push_back(

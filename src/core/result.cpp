@@ -100,6 +100,8 @@ nlohmann::json timing_side_json(const TimingSide& side) {
            {{"min", maybe(side.min_sm_mhz)},
             {"max", maybe(side.max_sm_mhz)},
             {"default", maybe(side.default_sm_mhz)}}},
+          {"mem_clock_mhz", {{"min", maybe(side.min_mem_mhz)}, {"max", maybe(side.max_mem_mhz)}}},
+          {"clock_reasons", side.clock_reasons},
           {"launches_per_call", maybe(side.launches_per_call)},
           {"kernels_per_call", side.kernels_per_call},
           {"own_kernel_share", maybe(side.own_kernel_share)},

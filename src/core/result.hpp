@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,9 @@ struct TimingSide {
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
   std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
-  std::optional<double> launches_per_call;         // median kernels per call
+  std::optional<double> min_mem_mhz, max_mem_mhz;
+  std::set<std::string> clock_reasons;     // NVML's reasons for lowered clocks, seen around blocks
+  std::optional<double> launches_per_call; // median kernels per call
   std::map<std::string, int> kernels_per_call;     // by name, in one typical call
   std::optional<double> own_kernel_share;          // of kernel time: the candidate's own kernels
   std::optional<std::int64_t> peak_memory_bytes;   // allocator peak above the inputs, one call

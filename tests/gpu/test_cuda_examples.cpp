@@ -76,6 +76,12 @@ TEST(CudaTiming, ReluIsTracedWithCuptiInPairedBlocks) {
   EXPECT_GT(median, 10.0);
   EXPECT_LT(median, 10000.0);
   EXPECT_GE(candidate["host_stats"]["median_us"].get<double>(), median);
+  // NVML read around every block: both clocks, and no "gpu_idle" among the reasons.
+  EXPECT_GT(candidate["sm_clock_mhz"]["min"].get<double>(), 0.0);
+  EXPECT_GT(candidate["mem_clock_mhz"]["min"].get<double>(), 0.0);
+  for (const auto& reason : candidate["clock_reasons"]) {
+    EXPECT_NE(reason, "gpu_idle");
+  }
   EXPECT_EQ(candidate["launches_per_call"], 1.0);
   EXPECT_GT(candidate["own_kernel_share"].get<double>(), 0.99);
   EXPECT_FALSE(timing["reference_compiled"].is_null()) << timing["compiled_skipped_reason"];

@@ -109,7 +109,7 @@ class TimingSession:
             runtime.synchronize(self.device)
             if request.get("memory"):
                 answer["memory"] = self._memory(model)
-            clock_before = self.clocks.sm_mhz()
+            clock_before = self.clocks.read()
             windows, events, kept = [], [], {}
             for i in range(calls):
                 k = self.next_input % len(self.pool)
@@ -138,8 +138,11 @@ class TimingSession:
                 answer["pool_indices"].append(k)
                 if i in keep:
                     kept[i] = (k, output)
-            clock_after = self.clocks.sm_mhz()
-        answer["sm_mhz"] = [clock_before, clock_after]
+            clock_after = self.clocks.read()
+        readings = [c for c in (clock_before, clock_after) if c]
+        answer["sm_mhz"] = [c["sm_mhz"] for c in readings]
+        answer["mem_mhz"] = [c["mem_mhz"] for c in readings]
+        answer["clock_reasons"] = sorted({r for c in readings for r in c["reasons"]})
         if windows:
             summaries = self.tracer.summarize(windows, self.caller_id, self.own)
             answer["device_us"] = [s["device_us"] for s in summaries]

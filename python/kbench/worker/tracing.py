@@ -88,7 +88,8 @@ class Tracer:
 
 
 class Clocks:
-    """The SM clock around each block (NVML), to drop samples taken while the GPU throttled."""
+    """The SM and memory clocks around each block (NVML): blocks taken while the GPU throttled
+    are dropped, and the clocks and NVML's reasons for lowering them explain a change of speed."""
 
     def __init__(self, device: torch.device):
         self.reason = ""
@@ -103,8 +104,13 @@ class Clocks:
             limits = kn.nvml_limits()
             self.default_sm_mhz = limits.get("default_sm_mhz") or limits.get("max_sm_mhz")
 
-    def sm_mhz(self):
+    def read(self):
+        """{'sm_mhz', 'mem_mhz', 'reasons'}, or None without NVML. 'gpu_idle' is left out of
+        the reasons: between blocks the GPU is idle by design."""
         if self.reason:
             return None
         reading = kn.nvml_read()
-        return reading.get("sm_mhz") if not reading.get("error") else None
+        if reading.get("error"):
+            return None
+        reasons = [r for r in reading.get("throttle_reason_names", []) if r != "gpu_idle"]
+        return {"sm_mhz": reading.get("sm_mhz"), "mem_mhz": reading.get("mem_mhz"), "reasons": reasons}

@@ -100,4 +100,5 @@ def test_nvml_clocks():
     reading, limits = kn.nvml_read(), kn.nvml_limits()
     print(bus, reading, limits, kn.nvml_energy_mj())
     assert reading["sm_mhz"] > 0
+    assert reading["mem_mhz"] > 0
     assert limits["max_sm_mhz"] >= reading["sm_mhz"]

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Device calls for the measurement engine (docs/gpu-validation.md, docs/timing-fidelity.md):
+# builds kbench (incrementally on a machine still warm from the call before), then runs the
+# steps named on the command line, each under its own time limit. Everything lands in
+# $OUT/gpu-validate-measure.tgz, even when a step fails or the call runs out of time.
+#
+# Steps:
+#   fidelity       bench/timing_fidelity (kbench vs ncu, CUDA events, do_bench)
+#   repeat-tiny    five whole `kbench eval` runs of the seed's tiny masked broadcast
+#   timing-tests   GPU tests CudaTiming.*, CudaCounters (full sandbox: torch.compile, ncu),
+#                  the Python GPU tests, `kbench disassemble` with the toolkit's cuobjdump
+#   examples       GPU test CudaExamples (every bundled example on the GPU)
+#   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
+# Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export KBENCH_BUILD=build-gpu
+R=$(mktemp -d "${TMPDIR:-/tmp}/kbench-gpu-measure.XXXXXX")
+export KBENCH_GPU_REPORT_DIR=$R
+T0=$(date +%s)
+at() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/steps.log"; }
+pack() { tar czf "${OUT:-.}/gpu-validate-measure.tgz" -C "$(dirname "$R")" "$(basename "$R")"; }
+trap pack EXIT
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv > "$R/gpu.txt" 2>&1
+scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
+at "build ($(head -2 "$R/gpu.txt" | tail -1))"
+K=$PWD/build-gpu/kbench
+ctest_step() { # name, limit in s, regex
+  (cd build-gpu && timeout "$2" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
+  at "ctest $1 rc=$? $(grep -E 'tests passed|Failed|\*\*\*' "$R/ctest-$1.log" | tr '\n' ' ' | head -c 400)"
+}
+
+for step in "$@"; do
+  case $step in
+    fidelity)
+      PYTHONPATH=build-gpu/python:python timeout 240 python3 bench/timing_fidelity/run.py \
+        --out "$R/fidelity" > "$R/fidelity.log" 2>&1
+      at "fidelity rc=$?"
+      cat "$R/fidelity/timing_fidelity.md" 2>/dev/null || tail -20 "$R/fidelity.log"
+      ;;
+    repeat-tiny)
+      timeout 300 python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" --runs 5 \
+        --repeat-cases tiny_masked_broadcast --cost-cases "" --extra=--no-compile-baseline \
+        > "$R/repeat.log" 2>&1
+      at "repeat-tiny rc=$?"
+      cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
+      ;;
+    timing-tests)
+      ctest_step timing 240 "CudaTiming|CudaCounters"
+      PYTHONPATH=build-gpu/python:python timeout 120 python3 -m pytest -q tests/gpu/python \
+        > "$R/pytest-gpu.log" 2>&1
+      at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
+      timeout 150 "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
+      at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
+      ;;
+    examples) ctest_step examples 500 "CudaExamples" ;;
+    collectives) ctest_step collectives 400 "CudaCollectives" ;;
+    *) at "unknown step $step" ;;
+  esac
+done
+at done
