@@ -7,9 +7,12 @@
 # Steps:
 #   fidelity       bench/timing_fidelity (kbench vs ncu, CUDA events, do_bench)
 #   repeat-tiny    five whole `kbench eval` runs of the seed's tiny masked broadcast
-#   timing-tests   GPU tests CudaTiming.*, CudaCounters (full sandbox: torch.compile, ncu),
-#                  the Python GPU tests, `kbench disassemble` with the toolkit's cuobjdump
-#   examples       GPU test CudaExamples (every bundled example on the GPU)
+#   timing-tests   GPU tests CudaTiming.Relu and CudaCounters (full sandbox: torch.compile, ncu)
+#                  and the Python GPU tests
+#   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
+#   disassemble    `kbench disassemble` with the toolkit's cuobjdump
+#   examples       GPU test CudaExamples (every bundled example on the GPU), given the time left
+#                  before KBENCH_VALIDATE_DEADLINE_S (default 590 s after the start)
 #   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
 set -uo pipefail
@@ -48,14 +51,17 @@ for step in "$@"; do
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
       ;;
     timing-tests)
-      ctest_step timing 240 "CudaTiming|CudaCounters"
+      ctest_step timing 240 "CudaTiming.Relu|CudaCounters"
       PYTHONPATH=build-gpu/python:python timeout 120 python3 -m pytest -q tests/gpu/python \
         > "$R/pytest-gpu.log" 2>&1
       at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
+      ;;
+    side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
+    disassemble)
       timeout 150 "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
       ;;
-    examples) ctest_step examples 500 "CudaExamples" ;;
+    examples) ctest_step examples $((${KBENCH_VALIDATE_DEADLINE_S:-590} - $(date +%s) + T0)) "CudaExamples" ;;
     collectives) ctest_step collectives 400 "CudaCollectives" ;;
     *) at "unknown step $step" ;;
   esac

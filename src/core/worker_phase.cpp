@@ -1,6 +1,7 @@
 #include "core/worker_phase.hpp"
 
 #include "core/seeding.hpp"
+#include "sandbox/landlock.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>
@@ -25,9 +26,18 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
     spec.argv.push_back("--python");
     spec.argv.push_back(launch.python.string());
   }
-  spec.environment = sandbox::to_envp(sandbox::worker_environment(launch.environment));
   spec.working_directory = launch.working_directory;
   spec.sandbox = launch.sandbox;
+  auto environment = launch.environment;
+  if (!launch.wrapper.empty() && spec.sandbox.restrict_filesystem) {
+    spec.sandbox.worker_confines_writes = true;
+    nlohmann::json writable = nlohmann::json::array();
+    for (const auto& w : spec.sandbox.writable) {
+      writable.push_back(w.string());
+    }
+    environment[sandbox::kWorkerWritableVariable] = writable.dump();
+  }
+  spec.environment = sandbox::to_envp(sandbox::worker_environment(environment));
   spec.limits = launch.limits;
   // Ranks of a collective evaluation rendezvous over 127.0.0.1 between separate workers; a
   // namespace each would cut them off from one another.

@@ -1,5 +1,6 @@
 #include "sandbox/process.hpp"
 
+#include "sandbox/landlock.hpp"
 #include "sandbox/signals.hpp"
 
 #include <fmt/format.h>
@@ -229,38 +230,7 @@ std::vector<sock_filter> build_filter(bool deny_list, bool deny_inet_sockets) {
 
 // ---- Landlock ----
 
-// Read: open files for reading, list directories, execute. Write: everything that changes the
-// tree. LANDLOCK_ACCESS_FS_IOCTL_DEV is not handled (GPU device ioctls stay allowed), nor are
-// the network and scope rights.
-constexpr std::uint64_t kLandlockRead =
-    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
-constexpr std::uint64_t kLandlockFileRights =
-    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE;
-
-std::uint64_t landlock_write_rights(int abi) {
-  std::uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                         LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                         LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                         LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                         LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-#ifdef LANDLOCK_ACCESS_FS_REFER
-  if (abi >= 2) {
-    rights |= LANDLOCK_ACCESS_FS_REFER;
-  }
-#endif
-#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
-  if (abi >= 3) {
-    rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
-  }
-#endif
-  return rights;
-}
-
-int landlock_abi() {
-  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                           static_cast<std::uint32_t>(LANDLOCK_CREATE_RULESET_VERSION));
-  return abi < 0 ? -errno : static_cast<int>(abi);
-}
+constexpr std::uint64_t kLandlockRead = landlock_read_rights();
 
 bool is_beneath(const std::filesystem::path& path, const std::filesystem::path& base) {
   auto p = path.begin();
@@ -270,32 +240,6 @@ bool is_beneath(const std::filesystem::path& path, const std::filesystem::path& 
     }
   }
   return true;
-}
-
-// Adds a path-beneath rule; `rights` is narrowed to the file rights for a non-directory.
-// Returns 0 or an errno; a path that cannot be opened is skipped (ENOENT).
-int add_landlock_rule(int ruleset, const std::filesystem::path& path, std::uint64_t rights) {
-  const int fd = open(path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    return errno;
-  }
-  struct stat info {};
-  if (fstat(fd, &info) != 0 || S_ISLNK(info.st_mode)) {
-    // A symbolic link is reached through its target, which has its own rule (following it
-    // here could grant a denied directory through a link that points into it).
-    close(fd);
-    return 0;
-  }
-  if (!S_ISDIR(info.st_mode)) {
-    rights &= kLandlockFileRights;
-  }
-  landlock_path_beneath_attr rule{};
-  rule.allowed_access = rights;
-  rule.parent_fd = fd;
-  const long done = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-  const int saved = errno;
-  close(fd);
-  return done == 0 ? 0 : saved;
 }
 
 // "Read everything except beneath the denied paths": Landlock only grants, so `directory` gets
@@ -391,6 +335,10 @@ void prepare_landlock(const SandboxPolicy& policy, Prepared& out) {
       error = add_landlock_rule(ruleset, w, kLandlockRead | write);
     }
   }
+  if (error == 0 && policy.worker_confines_writes) {
+    // The worker is the wrapper's child: its /proc/<pid> is not known here (landlock.hpp).
+    error = add_landlock_rule(ruleset, "/proc", kLandlockRead | write);
+  }
   if (error != 0) {
     close(ruleset);
     out.landlock_unavailable = "adding the Landlock rules failed: " + errno_name(error);
@@ -411,9 +359,11 @@ void prepare_landlock(const SandboxPolicy& policy, Prepared& out) {
   }
   out.landlock_self_rights = kLandlockRead | write;
   out.landlock_detail = fmt::format(
-      "Landlock ABI {}: writes only beneath {} and the worker's own /proc/<pid>; reads "
+      "Landlock ABI {}: writes only beneath {} and the worker's own /proc/<pid>{}; reads "
       "everywhere{}{}",
-      abi, writes.empty() ? "nothing" : writes, denies.empty() ? "" : " except ", denies);
+      abi, writes.empty() ? "nothing" : writes,
+      policy.worker_confines_writes ? " (a second layer the worker adds under its wrapper)" : "",
+      denies.empty() ? "" : " except ", denies);
 }
 
 // ---- processes ----
@@ -590,13 +540,7 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
     // with error 304 ("OS call failed"), measured on the H200 machine with
     // scripts/landlock-cuda-probe.py. Only the child knows its pid, so the rule is added here,
     // to the ruleset the parent prepared; open() follows the /proc/self link to /proc/<pid>.
-    if (const int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC); self >= 0) {
-      landlock_path_beneath_attr rule{};
-      rule.allowed_access = prepared.landlock_self_rights;
-      rule.parent_fd = self;
-      syscall(SYS_landlock_add_rule, landlock_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-      close(self);
-    }
+    add_own_proc_rule(landlock_fd, prepared.landlock_self_rights);
     const int error =
         nnp != 0 ? nnp : (syscall(SYS_landlock_restrict_self, landlock_fd, 0) == 0 ? 0 : errno);
     close(landlock_fd);

@@ -43,6 +43,9 @@ struct SandboxPolicy {
   bool restrict_filesystem = false;
   std::vector<std::filesystem::path> writable;
   std::vector<std::filesystem::path> unreadable;
+  // The program started is a wrapper (Nsight Compute) whose child is the worker: this layer
+  // lets all of /proc be written and the worker narrows writes itself (sandbox/landlock.hpp).
+  bool worker_confines_writes = false;
   // Set when a person turned protections off (KBENCH_SANDBOX=off or off:NAMES): those of the
   // three above that are false are then reported off with this reason, never silently absent.
   std::string disabled_reason;

@@ -3,11 +3,13 @@
 //   kbench-worker [--python PATH] [--package-dir DIR]
 // Requests arrive on stdin; answers leave on fd 3 so that whatever the problem or the candidate
 // prints on stdout cannot be mistaken for an answer by accident.
+#include "sandbox/landlock.hpp"
 #include "sandbox/process.hpp"
 #include "worker/interpreter.hpp"
 #include "worker/protocol_loop.hpp"
 
 #include <Python.h>
+#include <nlohmann/json.hpp>
 #include <pybind11/embed.h>
 
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include <iostream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -61,6 +64,18 @@ Arguments parse(int argc, char** argv) {
   return args;
 }
 
+// Under a wrapper (Nsight Compute) kbench's Landlock layer lets all of /proc be written: this
+// worker narrows writes to its directories and its own /proc/<pid> before any Python runs.
+std::string confine_writes(const char* writable_json) {
+  try {
+    const auto paths = nlohmann::json::parse(writable_json).get<std::vector<std::string>>();
+    return kbench::sandbox::confine_writes({paths.begin(), paths.end()});
+  } catch (const nlohmann::json::exception& error) {
+    return std::string(kbench::sandbox::kWorkerWritableVariable) +
+           " is not a JSON array of paths: " + error.what();
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +93,13 @@ int main(int argc, char** argv) {
   // builder) must be found by the processes the phases start.
   const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
   setenv("PATH", (args.python.parent_path().string() + ":" + path).c_str(), 1);
+  if (const char* writable = std::getenv(kbench::sandbox::kWorkerWritableVariable)) {
+    if (const auto error = confine_writes(writable); !error.empty()) {
+      std::cerr << "kbench-worker: cannot confine its own writes under the wrapper: " << error
+                << "\n";
+      return 66;
+    }
+  }
   try {
     kbench::worker::start_interpreter({args.python, args.package_dir});
   } catch (const std::exception& error) {

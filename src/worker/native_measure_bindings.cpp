@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,32 +144,26 @@ void bind_measure_module(py::module_& module) {
   module.def(
       "summarize_call",
       [](std::uint64_t window_start_ns, std::uint64_t window_end_ns, std::uint32_t caller_stream_id,
-         const std::vector<std::string>& own_kernel_names, bool flush) {
+         const std::vector<std::string>& own_kernel_names, bool flush,
+         std::optional<std::uint32_t> legacy_stream_id) {
         if (flush) {
           flush_into_latest();
         }
-        CuptiTracer& tracer = CuptiTracer::instance();
-        // Resolved in the calling thread's current context, the one the call ran in, once: the
-        // worker keeps one device and its primary context for its whole life.
-        static std::optional<std::uint32_t> legacy;
-        if (!legacy) {
-          if (const auto id = tracer.stream_id(0, 0x1); id != CuptiTracer::kInvalidStreamId) {
-            legacy = id;
-          }
-        }
         nlohmann::json summary =
             measure::summarize_call(latest_records(), window_start_ns, window_end_ns,
-                                    caller_stream_id, own_kernel_names, legacy)
+                                    caller_stream_id, own_kernel_names, legacy_stream_id)
                 .to_json();
         summary["records_flushed"] = latest_records().size();
-        summary["dropped_records"] = tracer.dropped_records();
+        summary["dropped_records"] = CuptiTracer::instance().dropped_records();
         return to_python(summary);
       },
       py::arg("window_start_ns"), py::arg("window_end_ns"), py::arg("caller_stream_id"),
       py::arg("own_kernel_names") = std::vector<std::string>{}, py::arg("flush") = true,
+      py::arg("legacy_stream_id") = py::none(),
       "Summary (dict) of the GPU work between two cupti_timestamp_ns() readings. flush=True "
       "flushes CUPTI first and summarises what it returned; flush=False summarises the latest "
-      "flush again");
+      "flush again. legacy_stream_id: CUPTI's id of the legacy default stream (Tracer finds it "
+      "with a probe kernel; cuptiGetStreamIdEx does not resolve the legacy handle)");
 
   module.def(
       "nvml_load", [](const std::string& pci_bus_id) { return nvml().load(pci_bus_id); },

@@ -3,16 +3,19 @@
 // the child reports must match what it could do.
 #include "core/worker_phase.hpp"
 #include "sandbox/environment.hpp"
+#include "sandbox/landlock.hpp"
 #include "sandbox/process.hpp"
 
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
 #include <string>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace kbench::sandbox;
@@ -266,6 +269,59 @@ TEST(Sandbox, OnlyTheWorkersOwnProcEntryIsWritable) {
   const Protection* filesystem = find(ran.protections, "filesystem");
   EXPECT_EQ(ran.out, "own-ok\n");
   EXPECT_NE(filesystem->detail.find("own /proc/<pid>"), std::string::npos) << filesystem->detail;
+}
+
+// Under a wrapper (Nsight Compute) the worker is the wrapper's child, whose /proc/<pid> the
+// spawn cannot name: without the wrapper mode CUDA in that child cannot start (error 304).
+TEST(Sandbox, AWrappersChildCanWriteItsOwnProcEntryOnlyInWrapperMode) {
+  Scratch scratch;
+  SpawnSpec spec = full_policy(scratch);
+  // "; true" keeps the outer shell from exec'ing the inner one in its own process.
+  const std::vector<std::string> argv = {
+      "/bin/sh", "-c",
+      "/bin/sh -c 'echo kbench-probe > /proc/$$/comm 2>/dev/null && echo "
+      "child-ok'; true"};
+  const Ran plain = run(spec, argv);
+  REQUIRE_LANDLOCK(plain);
+  EXPECT_EQ(plain.out, "");
+  spec.sandbox.worker_confines_writes = true;
+  const Ran wrapped = run(spec, argv);
+  EXPECT_EQ(wrapped.out, "child-ok\n");
+  const Protection* filesystem = find(wrapped.protections, "filesystem");
+  EXPECT_NE(filesystem->detail.find("a second layer the worker adds"), std::string::npos)
+      << filesystem->detail;
+}
+
+// The second layer that wrapped worker adds itself (kbench-worker's main): writes beneath its
+// directories and its own /proc/<pid>, nowhere else.
+TEST(Sandbox, AWorkerConfinesItsOwnWrites) {
+  if (landlock_abi() <= 0) {
+    GTEST_SKIP() << "no Landlock on this kernel";
+  }
+  Scratch scratch;
+  fs::create_directories(scratch.root() / "work");
+  fs::create_directories(scratch.root() / "elsewhere");
+  const auto writes = [](const fs::path& path) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const bool ok = fd >= 0 && write(fd, "x\n", 2) == 2;
+    if (fd >= 0) {
+      close(fd);
+    }
+    return ok;
+  };
+  const pid_t child = fork();
+  if (child == 0) {
+    if (!confine_writes({scratch.root() / "work"}).empty()) {
+      _exit(100);
+    }
+    _exit((writes(scratch.root() / "work" / "inside") ? 1 : 0) |
+          (writes(scratch.root() / "elsewhere" / "outside") ? 2 : 0) |
+          (writes("/proc/self/comm") ? 4 : 0));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1 | 4) << "1: its directory, 2: elsewhere, 4: own /proc entry";
 }
 
 TEST(Sandbox, TheUnreadableDirectoryCannotBeRead) {

@@ -147,7 +147,7 @@ class TimingSession:
             summaries = self.tracer.summarize(windows, self.caller_id, self.own)
             answer["device_us"] = [s["device_us"] for s in summaries]
             answer["method"] = "cupti"
-            answer["calls"] = [_call_facts(s, self.tracer.legacy_stream_id) for s in summaries]
+            answer["calls"] = [_call_facts(s) for s in summaries]
         elif events:
             answer["device_us"] = [b.elapsed_time(e) * 1000.0 for b, e in events]
             answer["method"] = "cuda_event"
@@ -210,7 +210,7 @@ class TimingSession:
         return saved
 
 
-def _call_facts(summary, legacy_stream_id):
+def _call_facts(summary):
     """What the orchestrator needs of one call's CUPTI summary."""
     return {
         "kernel_count": summary["kernel_count"],
@@ -222,6 +222,6 @@ def _call_facts(summary, legacy_stream_id):
         "allocated_bytes": summary["allocated_bytes"],
         "off_caller_stream": summary["off_caller_stream_work"],
         "off_stream_tail_us": summary["off_stream_tail_us"],
-        "legacy_stream": legacy_stream_id is not None and legacy_stream_id in (summary.get("streams") or []),
+        "legacy_stream": summary["legacy_default_stream"],
         "streams": len(summary.get("streams") or []),
     }

@@ -78,7 +78,8 @@ class Tracer:
         """One summary per (start_ns, end_ns) window, after one flush."""
         kn.cupti_flush()
         return [
-            kn.summarize_call(start, end, caller_stream_id, own_kernels, flush=False)
+            kn.summarize_call(start, end, caller_stream_id, own_kernels, flush=False,
+                              legacy_stream_id=self.legacy_stream_id)
             for start, end in windows
         ]
 

@@ -7,26 +7,28 @@ import pytest
 import torch
 
 kn = pytest.importorskip("kbench_native")
+from kbench.worker.tracing import Tracer  # noqa: E402
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no usable GPU: skipped")
 
 
 @pytest.fixture(scope="module")
 def tracing():
-    assert kn.cupti_load() == "", kn.cupti_load()
-    assert kn.cupti_start() == ""
+    """The engine's Tracer: CUPTI loaded and started, the legacy stream's id found by a probe."""
+    tracer = Tracer(torch.device("cuda:0"))
+    assert tracer.active, tracer.reason
     print("cupti library:", kn.cupti_library_path(), "notes:", kn.cupti_notes())
-    yield
+    yield tracer
     kn.cupti_stop()
 
 
-def _traced(fn, caller):
+def _traced(fn, caller, legacy_stream_id=None):
     torch.cuda.synchronize()
     kn.cupti_flush()
     start = kn.cupti_timestamp_ns()
     fn()
     torch.cuda.synchronize()
     end = kn.cupti_timestamp_ns()
-    return kn.summarize_call(start, end, kn.cupti_stream_id(0, caller.cuda_stream), [])
+    return kn.summarize_call(start, end, kn.cupti_stream_id(0, caller.cuda_stream), [], legacy_stream_id=legacy_stream_id)
 
 
 def test_kernels_on_every_stream_are_seen(tracing):
@@ -56,7 +58,7 @@ def test_legacy_default_stream_is_named(tracing):
         with torch.cuda.stream(torch.cuda.default_stream()):
             x.mul(3)
 
-    s = _traced(call, caller)
+    s = _traced(call, caller, tracing.legacy_stream_id)
     print(s["legacy_default_stream_id"], s["streams"])
     assert s["off_caller_stream_work"]
     assert s["legacy_default_stream"]
