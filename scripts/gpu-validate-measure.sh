@@ -9,6 +9,7 @@
 #   repeat-tiny    five whole `kbench eval` runs of the seed's tiny masked broadcast
 #   timing-tests   GPU tests CudaTiming.Relu and CudaCounters (full sandbox: torch.compile, ncu)
 #                  and the Python GPU tests
+#   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
 #   examples       GPU test CudaExamples (every bundled example on the GPU), given the time left
@@ -56,6 +57,7 @@ for step in "$@"; do
         > "$R/pytest-gpu.log" 2>&1
       at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
       ;;
+    counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
     disassemble)
       timeout 150 "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1

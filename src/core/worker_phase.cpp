@@ -36,6 +36,8 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
       writable.push_back(w.string());
     }
     environment[sandbox::kWorkerWritableVariable] = writable.dump();
+    // Nsight Compute keeps its settings under $HOME and stops without a writable one.
+    environment["HOME"] = launch.working_directory.string();
   }
   spec.environment = sandbox::to_envp(sandbox::worker_environment(environment));
   spec.limits = launch.limits;

@@ -68,7 +68,9 @@ NcuReport parse_ncu_csv(std::string_view text) {
   while (pos < text.size()) {
     const std::size_t start = pos;
     ++line;
-    if (text[pos] == '=') { // ncu's own messages precede the table
+    // ncu's own messages ("==WARNING== ...", or a bare sentence such as "Set the HOME
+    // environment variable to a writable directory.") precede the table.
+    if (text[pos] == '=' || (header.empty() && text[pos] != '"')) {
       const std::size_t end = text.find('\n', pos);
       report.messages.emplace_back(
           text.substr(pos, end == std::string_view::npos ? end : end - pos));

@@ -22,7 +22,8 @@ struct NcuKernel {
 
 struct NcuReport {
   std::vector<NcuKernel> kernels;
-  std::vector<std::string> messages; // ncu's "==PROF==", "==WARNING==" and "==ERROR==" lines
+  std::vector<std::string> messages; // ncu's own lines: "==PROF==", "==WARNING==", "==ERROR==" and
+                                     // bare sentences before the table
 };
 
 // Throws std::runtime_error naming the line when the table is malformed (a row whose cell count

@@ -61,6 +61,22 @@ TEST(NcuReport, ParsesTheRawPageWithItsMessagesAndThousandsSeparators) {
   EXPECT_EQ(parse_ncu_csv(fixture("two_kernels.sol.csv")).kernels.size(), 2U);
 }
 
+// Seen on the GPU machine with an unwritable $HOME: ncu prints a bare sentence, no "==" prefix,
+// before the table.
+TEST(NcuReport, ABareSentenceBeforeTheTableIsOneOfNcusMessages) {
+  const std::string table = fixture("copy.sol.csv");
+  const NcuReport report =
+      parse_ncu_csv("Set the HOME environment variable to a writable directory.\n" + table);
+  ASSERT_EQ(report.kernels.size(), 1U);
+  EXPECT_EQ(report.messages[0], "Set the HOME environment variable to a writable directory.");
+  try {
+    parse_ncu_csv("\"0\",\"k\"\n");
+    FAIL() << "a table without its header row must be an error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("expected the header row"), std::string::npos);
+  }
+}
+
 TEST(NcuReport, AMalformedRowNamesItsLine) {
   try {
     parse_ncu_csv("==PROF== x\n\"ID\",\"Kernel Name\"\n\"\",\"\"\n\"0\",\"k\",\"extra\"\n");
