@@ -4,9 +4,10 @@ Repeatability: the same `kbench eval` run several times in a row (fresh processe
 the coefficient of variation of the reported candidate and reference medians and of the speedup.
 Cost: the measure phase's wall time (`timing.wall_s`) per evaluation, against the kernel's time.
 
-Cases: the seed's 18x44 masked broadcast (launch-bound, a few µs) and ReLU over ROWS x 8192
-fp32 sized for about 20 µs, 100 µs and 500 µs on an H200 (generated problems; the candidate is
-examples/cuda/level1_relu.py). Writes eval_repeatability.json and eval_repeatability.md.
+Cases: the seed's masked broadcast at its 18x44 shape (launch-bound, a few µs) and at the
+bundled problem's 16384x4096 (about 190 µs), with examples/cuda/popcorn_broadcast_masked_from_row0.py;
+ReLU over ROWS x 8192 fp32 sized for about 20 µs, 100 µs and 500 µs on an H200, with
+examples/cuda/level1_relu.py. Problems of other sizes are generated from the bundled ones. Writes eval_repeatability.json and eval_repeatability.md.
 Usage (GPU machine): python3 bench/eval_repeatability/run.py --kbench build-gpu/kbench --out DIR
 """
 
@@ -19,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU_ROWS = {"relu_20us": 1280, "relu_100us": 6400, "relu_500us": 32768}
+MASKED = ROOT / "problems/popcorn/1_broadcast_masked_from_row0.py"
+MASKED_SHAPES = {"tiny_masked_broadcast": (18, 44), "masked_broadcast_190us": (16384, 4096)}
 
 
 def relu_problem(directory, rows):
@@ -28,11 +31,22 @@ def relu_problem(directory, rows):
     return path
 
 
+def masked_problem(directory, rows, cols):
+    path = directory / f"masked_broadcast_{rows}x{cols}.py"
+    text = MASKED.read_text()
+    if "B = 16384\nD = 4096\n" not in text:
+        raise SystemExit(f"{MASKED}: its shape constants changed; update MASKED_SHAPES' generator")
+    path.write_text(text.replace("B = 16384\nD = 4096\n", f"B = {rows}\nD = {cols}\n"))
+    return path
+
+
 def case_files(name, directory):
-    if name == "tiny_masked_broadcast":
-        return (ROOT / "problems/popcorn/1_broadcast_masked_from_row0.py",
+    if name in MASKED_SHAPES:
+        return (masked_problem(directory, *MASKED_SHAPES[name]),
                 ROOT / "examples/cuda/popcorn_broadcast_masked_from_row0.py")
-    return relu_problem(directory, RELU_ROWS[name]), ROOT / "examples/cuda/level1_relu.py"
+    if name in RELU_ROWS:
+        return relu_problem(directory, RELU_ROWS[name]), ROOT / "examples/cuda/level1_relu.py"
+    raise SystemExit(f"unknown case {name!r}: choose from {', '.join([*MASKED_SHAPES, *RELU_ROWS])}")
 
 
 def evaluate(kbench, problem, candidate, out_json, extra):

@@ -408,6 +408,24 @@ private:
   void add_flags(TimingInfo& timing) {
     const auto& cand = *timing.candidate;
     const std::size_t n = m_sides[1].device_us.size();
+    // A sustained tensor-core load can hold the H200 under its power cap at 1440 MHz, below the
+    // 75 % line (measured by bench/timing_fidelity): the dropped blocks must be visible.
+    for (const auto& side : m_sides) {
+      if (side.out.throttled_samples_dropped == 0) {
+        continue;
+      }
+      const std::string who = side.target == "compiled"            ? "the torch.compile baseline"
+                              : side.role == WorkerRole::candidate ? "the candidate"
+                                                                   : "the reference";
+      timing.flags.push_back(
+          {"throttled",
+           fmt::format("{} of {}'s samples were taken below {:.0f} % of the default SM clock "
+                       "({:.0f} MHz) and dropped ({}){}",
+                       side.out.throttled_samples_dropped, who, kThrottleShare * 100,
+                       side.out.default_sm_mhz.value_or(0), clock_facts(),
+                       side.device_us.empty() ? "; none was left, so no time is reported for it"
+                                              : "")});
+    }
     if (m_no_work_calls > 0) {
       timing.flags.push_back(
           {"no_gpu_work",

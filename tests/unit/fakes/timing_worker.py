@@ -1,0 +1,41 @@
+"""A stand-in for kbench-worker in the paired-timing tests: answers the engine's time_block
+requests (stdin, one JSON per line; answers on fd 3) with the times and NVML clocks that
+FAKE_TIMING scripts, so that the engine's flags can be tested without a GPU.
+
+FAKE_TIMING: {"us": device µs per call, "step_block": first block that is "step" times slower
+(-1: never), "step": factor, "sm_mhz", "mem_mhz", "reasons": NVML clock reasons,
+"default_sm_mhz"}
+"""
+
+import json
+import os
+import sys
+
+script = json.loads(os.environ["FAKE_TIMING"])
+answers = os.fdopen(3, "w")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("op") == "exit":
+        break
+    answer = {"ok": True}
+    if request.get("op") == "time_block":
+        block, calls = request["block"], request["calls"]
+        slow = 0 <= script.get("step_block", -1) <= block
+        us = script["us"] * (script.get("step", 1.0) if slow else 1.0)
+        # A little spread, so that the noise is not zero.
+        device = [us * (1 + 0.001 * (i % 3)) for i in range(calls)]
+        answer.update({
+            "method": "cupti",
+            "device_us": device,
+            "host_us": [d + 5 for d in device],
+            "pool_indices": [0] * calls,
+            "sm_mhz": [script["sm_mhz"]] * 2,
+            "mem_mhz": [script["mem_mhz"]] * 2,
+            "clock_reasons": script.get("reasons", []),
+            "kept_outputs": [],
+        })
+        if block == 0:
+            answer["setup"] = {"tracing": "cupti", "default_sm_mhz": script["default_sm_mhz"],
+                               "l2_flush_bytes": 1 << 20}
+    answers.write(json.dumps(answer) + "\n")
+    answers.flush()

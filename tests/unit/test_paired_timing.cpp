@@ -1,0 +1,115 @@
+// The paired R/C timing loop against scripted workers (tests/unit/fakes/timing_worker.py): the
+// clocks reach the result and the flags that explain a change of speed are raised, without a GPU.
+#include "core/paired_timing.hpp"
+#include "sandbox/environment.hpp"
+#include "sandbox/worker_client.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+using namespace kbench;
+
+namespace {
+
+std::unique_ptr<sandbox::WorkerClient> fake_worker(const nlohmann::json& script) {
+  sandbox::SpawnSpec spec;
+  spec.argv = {"/usr/bin/python3", "-I",
+               std::string(KBENCH_SOURCE_DIR) + "/tests/unit/fakes/timing_worker.py"};
+  spec.environment =
+      sandbox::to_envp(sandbox::worker_environment({{"FAKE_TIMING", script.dump()}}));
+  spec.working_directory = "/tmp";
+  return std::make_unique<sandbox::WorkerClient>(spec, 1 << 16);
+}
+
+nlohmann::json script(double us, double sm_mhz) {
+  return {{"us", us},         {"step_block", -1}, {"step", 1.0},
+          {"sm_mhz", sm_mhz}, {"mem_mhz", 3201},  {"default_sm_mhz", 1980}};
+}
+
+PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate) {
+  auto r = fake_worker(reference);
+  auto c = fake_worker(candidate);
+  EvalOptions options;
+  options.compile_baseline = false;
+  options.min_time_s = 1e9;       // never met: the wall-clock cap ends the loop ...
+  options.timing_timeout_s = 0.2; // ... after many blocks
+  options.max_noise = 0;
+  PairedTimingSetup setup;
+  setup.reference = r.get();
+  setup.candidate = c.get();
+  setup.cuda = true;
+  auto outcome = run_paired_timing(options, setup);
+  r->shutdown();
+  c->shutdown();
+  return outcome;
+}
+
+const TimingFlag* find_flag(const TimingInfo& timing, const std::string& id) {
+  const auto it = std::find_if(timing.flags.begin(), timing.flags.end(),
+                               [&](const TimingFlag& f) { return f.id == id; });
+  return it == timing.flags.end() ? nullptr : &*it;
+}
+
+#define REQUIRE_PYTHON()                                                                           \
+  if (access("/usr/bin/python3", X_OK) != 0) {                                                     \
+    GTEST_SKIP() << "no /usr/bin/python3 for the scripted workers";                                \
+  }
+
+} // namespace
+
+TEST(PairedTiming, SteadyClocksRaiseNoFlagAndReachTheResult) {
+  REQUIRE_PYTHON();
+  auto candidate = script(100, 1980);
+  candidate["reasons"] = {"sw_power_cap"};
+  const auto outcome = time_pair(script(200, 1980), candidate);
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const auto& timing = outcome.timing;
+  EXPECT_TRUE(timing.flags.empty()) << timing.flags.front().message;
+  EXPECT_NEAR(*timing.speedup, 2.0, 0.01);
+  const auto& side = *timing.candidate;
+  EXPECT_EQ(side.min_mem_mhz, 3201);
+  EXPECT_EQ(side.max_sm_mhz, 1980);
+  EXPECT_EQ(side.clock_reasons, std::set<std::string>{"sw_power_cap"});
+  EXPECT_GT(side.blocks, 3U);
+}
+
+TEST(PairedTiming, AStepInSpeedIsFlaggedWithTheClocks) {
+  REQUIRE_PYTHON();
+  auto reference = script(100, 1980), candidate = script(100, 1980);
+  reference["step_block"] = candidate["step_block"] = 2;
+  reference["step"] = candidate["step"] = 1.7;
+  const auto outcome = time_pair(reference, candidate);
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const TimingFlag* flag = find_flag(outcome.timing, "unstable_timing");
+  ASSERT_NE(flag, nullptr);
+  EXPECT_NE(flag->message.find("a 1.70x spread"), std::string::npos) << flag->message;
+  EXPECT_NE(flag->message.find("SM clock 1980-1980 MHz, memory clock 3201-3201 MHz"),
+            std::string::npos)
+      << flag->message;
+}
+
+TEST(PairedTiming, BlocksBelowThreeQuartersOfTheDefaultClockAreDroppedAndSaidSo) {
+  REQUIRE_PYTHON();
+  auto candidate = script(100, 1440);
+  candidate["reasons"] = {"sw_power_cap"};
+  const auto outcome = time_pair(script(100, 1980), candidate);
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const auto& timing = outcome.timing;
+  EXPECT_GT(timing.candidate->throttled_samples_dropped, 0U);
+  EXPECT_EQ(timing.candidate->stats_us.n, 0U);
+  EXPECT_EQ(timing.reference->throttled_samples_dropped, 0U);
+  EXPECT_FALSE(timing.speedup.has_value());
+  const TimingFlag* flag = find_flag(timing, "throttled");
+  ASSERT_NE(flag, nullptr);
+  EXPECT_NE(flag->message.find("of the candidate's samples were taken below 75 % of the default "
+                               "SM clock (1980 MHz)"),
+            std::string::npos)
+      << flag->message;
+  EXPECT_NE(flag->message.find("sw_power_cap"), std::string::npos) << flag->message;
+  EXPECT_NE(flag->message.find("none was left"), std::string::npos) << flag->message;
+}
