@@ -7,20 +7,13 @@ namespace kbench::measure {
 
 namespace {
 
-// numpy's _lerp: interpolating from the nearer end keeps the result exact at t = 0 and t = 1
-// and matches numpy.percentile bit for bit.
-double lerp(double a, double b, double t) {
-  const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
-}
-
 // Percentile of already sorted, non-empty samples.
 double sorted_percentile(const std::vector<double>& sorted, double q) {
   q = std::clamp(q, 0.0, 1.0);
   const double position = static_cast<double>(sorted.size() - 1) * q;
   const auto below = static_cast<std::size_t>(std::floor(position));
   const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return lerp(sorted[below], sorted[above], position - static_cast<double>(below));
+  return percentile_lerp(sorted[below], sorted[above], position - static_cast<double>(below));
 }
 
 } // namespace

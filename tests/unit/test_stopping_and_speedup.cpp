@@ -1,7 +1,10 @@
+#include "bench/paired_speedup/sorting_bootstrap.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stopping_rule.hpp"
 
 #include <gtest/gtest.h>
+
+#include <random>
 
 using namespace kbench::measure;
 
@@ -105,4 +108,26 @@ TEST(BlockSpread, AStepInSpeedDuringTimingShowsAsSpread) {
   EXPECT_NEAR(step->reference_low, 97.05, 1e-9);
   EXPECT_NEAR(step->worst_ratio, 165.5 / 97.05, 1e-9);
   EXPECT_FALSE(block_spread({steady[0]})); // one block: no spread to speak of
+}
+
+// The engine's weighted scan over one sorted order gives the sorting bootstrap's answer to the
+// bit, for uneven blocks, ties and an even or odd number of samples.
+TEST(PairedSpeedup, TheWeightedScanMatchesSortingTheResampledUnion) {
+  std::mt19937 rng(3);
+  for (const int blocks : {1, 2, 7, 40}) {
+    std::vector<PairedBlock> data(static_cast<std::size_t>(blocks));
+    for (auto& block : data) {
+      const int n = 1 + static_cast<int>(rng() % 9);
+      for (int i = 0; i < n; ++i) {
+        block.reference_us.push_back(1.0 + static_cast<double>(rng() % 50)); // ties on purpose
+        block.candidate_us.push_back(1.0 + static_cast<double>(rng() % 20) / 4);
+      }
+    }
+    const auto expected = kbench::bench::sorting_bootstrap(data, 300, 11);
+    const auto actual = paired_speedup(data, 300, 11);
+    ASSERT_TRUE(expected && actual);
+    EXPECT_EQ(actual->speedup, expected->speedup) << blocks << " blocks";
+    EXPECT_EQ(actual->low, expected->low) << blocks << " blocks";
+    EXPECT_EQ(actual->high, expected->high) << blocks << " blocks";
+  }
 }
