@@ -355,8 +355,7 @@ void CuptiTracer::Impl::consume(std::uint8_t* buffer, std::size_t valid_bytes) {
 namespace {
 
 // What every timed record kind carries, whatever its struct version.
-template <typename Record>
-void copy_timed_fields(const Record& record, ActivityRecord& out) {
+template <typename Record> void copy_timed_fields(const Record& record, ActivityRecord& out) {
   out.start_ns = record.start;
   out.end_ns = record.end;
   out.device_id = record.deviceId;
