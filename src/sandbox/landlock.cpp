@@ -17,6 +17,18 @@ namespace {
 constexpr std::uint64_t kLandlockFileRights =
     LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE;
 
+// Grants `rights` beneath the file `fd` is open on, then closes it; 0 or an errno.
+// Async-signal-safe (used between fork and exec).
+int add_rule_and_close(int ruleset, int fd, std::uint64_t rights) {
+  landlock_path_beneath_attr rule{};
+  rule.allowed_access = rights;
+  rule.parent_fd = fd;
+  const long done = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+  const int saved = errno;
+  close(fd);
+  return done == 0 ? 0 : saved;
+}
+
 } // namespace
 
 std::uint64_t landlock_write_rights(int abi) {
@@ -59,27 +71,12 @@ int add_landlock_rule(int ruleset, const std::filesystem::path& path, std::uint6
   if (!S_ISDIR(info.st_mode)) {
     rights &= kLandlockFileRights;
   }
-  landlock_path_beneath_attr rule{};
-  rule.allowed_access = rights;
-  rule.parent_fd = fd;
-  const long done = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-  const int saved = errno;
-  close(fd);
-  return done == 0 ? 0 : saved;
+  return add_rule_and_close(ruleset, fd, rights);
 }
 
 int add_own_proc_rule(int ruleset, std::uint64_t rights) {
   const int self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (self < 0) {
-    return errno;
-  }
-  landlock_path_beneath_attr rule{};
-  rule.allowed_access = rights;
-  rule.parent_fd = self;
-  const long done = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-  const int saved = errno;
-  close(self);
-  return done == 0 ? 0 : saved;
+  return self < 0 ? errno : add_rule_and_close(ruleset, self, rights);
 }
 
 std::string confine_writes(const std::vector<std::filesystem::path>& writable) {
