@@ -59,6 +59,10 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command
       .add_option("--timing-timeout", o.timing_timeout_s, "wall-clock seconds of sampling at most")
       ->capture_default_str();
+  command
+      .add_option("--throttle-recovery", o.throttle_recovery_s,
+                  "seconds of idle GPU after a block dropped for a low SM clock")
+      ->capture_default_str();
   command.add_flag("--warm", o.warm, "no L2 flush before each sample (warm-cache timing)");
   command.add_flag("!--no-compile-baseline", o.compile_baseline,
                    "do not time the reference under torch.compile");

@@ -35,6 +35,9 @@ struct EvalOptions {
   double max_noise = 0.005;     // relative std
   double min_time_s = 0.5;      // measured time per side
   double timing_timeout_s = 15; // wall clock per evaluation's sampling
+  // Idle after a block dropped for a low SM clock, so the GPU can recover before the next one
+  // (NVBench's --throttle-recovery-delay).
+  double throttle_recovery_s = 0.05;
   bool warm = false;            // no L2 flush before each sample
   bool compile_baseline = true; // also time the reference under torch.compile (GPU only)
   int pool_size = 8;            // input sets R writes for timing

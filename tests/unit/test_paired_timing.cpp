@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -31,7 +32,8 @@ nlohmann::json script(double us, double sm_mhz) {
           {"sm_mhz", sm_mhz}, {"mem_mhz", 3201},  {"default_sm_mhz", 1980}};
 }
 
-PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate) {
+PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate,
+                              double throttle_recovery_s = 0) {
   auto r = fake_worker(reference);
   auto c = fake_worker(candidate);
   EvalOptions options;
@@ -39,6 +41,7 @@ PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::j
   options.min_time_s = 1e9;       // never met: the wall-clock cap ends the loop ...
   options.timing_timeout_s = 0.2; // ... after many blocks
   options.max_noise = 0;
+  options.throttle_recovery_s = throttle_recovery_s;
   PairedTimingSetup setup;
   setup.reference = r.get();
   setup.candidate = c.get();
@@ -112,4 +115,26 @@ TEST(PairedTiming, BlocksBelowThreeQuartersOfTheDefaultClockAreDroppedAndSaidSo)
       << flag->message;
   EXPECT_NE(flag->message.find("sw_power_cap"), std::string::npos) << flag->message;
   EXPECT_NE(flag->message.find("none was left"), std::string::npos) << flag->message;
+}
+
+// NVBench's recovery: after a dropped block the GPU idles, and timing goes on once the clock is
+// back; the flag then reports the drop without losing the side.
+TEST(PairedTiming, AfterAThrottledStartTheClockRecoversAndTimingGoesOn) {
+  REQUIRE_PYTHON();
+  auto candidate = script(100, 1980);
+  candidate["low_clock_blocks"] = 3;
+  candidate["low_sm_mhz"] = 1300;
+  const auto start = std::chrono::steady_clock::now();
+  const auto outcome = time_pair(script(100, 1980), candidate, 0.05);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const auto& timing = outcome.timing;
+  EXPECT_GT(timing.candidate->stats_us.n, 0U);
+  EXPECT_EQ(timing.candidate->min_sm_mhz, 1300);
+  EXPECT_NEAR(*timing.speedup, 1.0, 0.01);
+  const TimingFlag* flag = find_flag(timing, "throttled");
+  ASSERT_NE(flag, nullptr);
+  EXPECT_EQ(flag->message.find("none was left"), std::string::npos) << flag->message;
+  EXPECT_GE(seconds, 3 * 0.05); // three recovery pauses
 }

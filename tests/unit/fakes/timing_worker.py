@@ -4,7 +4,7 @@ FAKE_TIMING scripts, so that the engine's flags can be tested without a GPU.
 
 FAKE_TIMING: {"us": device µs per call, "step_block": first block that is "step" times slower
 (-1: never), "step": factor, "sm_mhz", "mem_mhz", "reasons": NVML clock reasons,
-"default_sm_mhz"}
+"default_sm_mhz", "low_clock_blocks": how many first blocks report "low_sm_mhz" instead}
 """
 
 import json
@@ -29,7 +29,8 @@ for line in sys.stdin:
             "device_us": device,
             "host_us": [d + 5 for d in device],
             "pool_indices": [0] * calls,
-            "sm_mhz": [script["sm_mhz"]] * 2,
+            "sm_mhz": [script["low_sm_mhz"] if block < script.get("low_clock_blocks", 0)
+                       else script["sm_mhz"]] * 2,
             "mem_mhz": [script["mem_mhz"]] * 2,
             "clock_reasons": script.get("reasons", []),
             "kept_outputs": [],
