@@ -1,6 +1,5 @@
 #include "core/disassembly.hpp"
 
-#include "core/sha256.hpp"
 #include "core/source_files.hpp"
 #include "core/worker_phase.hpp"
 #include "sched/device_probe.hpp"
@@ -79,12 +78,9 @@ std::optional<sched::GpuInfo> gpu_for_arch(const std::string& arch) {
 
 fs::path extensions_dir_for(const DisassembleOptions& options, const std::string& source,
                             const std::string& arch) {
-  Sha256 key;
-  key.update(source);
-  key.update(
+  return sched::extension_build_directory(
+      options.cache_dir, source,
       fmt::format("\n--disassemble --arch={}\n--python={}\n", arch, options.python.string()));
-  const fs::path cache = options.cache_dir.empty() ? sched::cache_directory() : options.cache_dir;
-  return cache / "extensions" / key.hex_digest().substr(0, 32);
 }
 
 } // namespace

@@ -7,7 +7,6 @@
 #include "core/problem_metadata.hpp"
 #include "core/profiling.hpp"
 #include "core/rank_group.hpp"
-#include "core/sha256.hpp"
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
 #include "core/worker_phase.hpp"
@@ -357,18 +356,12 @@ private:
     return true;
   }
 
-  // The extension build directory is keyed by the candidate's source and everything that
-  // changes the build, so two candidates that both call their extension `my_ext` never share
-  // a directory and the same source never builds twice.
   fs::path extensions_base() const {
-    Sha256 key;
-    key.update(m_candidate_source);
-    key.update(fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
-                           m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none",
-                           m_options.python.string()));
-    const fs::path cache =
-        m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
-    return cache / "extensions" / key.hex_digest().substr(0, 32);
+    return sched::extension_build_directory(
+        m_options.cache_dir, m_candidate_source,
+        fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
+                    m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none",
+                    m_options.python.string()));
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
@@ -399,6 +392,34 @@ private:
 
   // Every rank runs the same trials under the same seeds (PopcornBench's semantics: a problem
   // that wants different data per rank draws it with get_rank()).
+  // R's trials: it draws the inputs under each trial's seed and writes them and its outputs.
+  nlohmann::json reference_request(int rank, const nlohmann::json& trials,
+                                   const fs::path& inputs_dir, const fs::path& outputs_dir) const {
+    return {{"op", "reference"},
+            {"problem", m_result.problem_path},
+            {"device", device_for_rank(rank)},
+            {"variant", m_options.variant},
+            {"precision", m_options.precision},
+            {"init_seed", m_options.seed},
+            {"trials", trials},
+            {"inputs_dir", inputs_dir.string()},
+            {"outputs_dir", outputs_dir.string()}};
+  }
+
+  // C's trials: it reads the inputs R wrote (`trials` carry no seeds) and writes its outputs.
+  nlohmann::json candidate_request(int rank, const nlohmann::json& trials,
+                                   const fs::path& inputs_dir, const fs::path& outputs_dir) const {
+    return {{"op", "candidate"},
+            {"candidate", m_result.candidate_path},
+            {"device", device_for_rank(rank)},
+            {"precision", m_options.precision},
+            {"extensions_dir", m_result.compile.extensions_dir},
+            {"init_seed", m_options.seed},
+            {"trials", trials},
+            {"inputs_dir", inputs_dir.string()},
+            {"outputs_dir", outputs_dir.string()}};
+  }
+
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
     nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
     // One more trial whose seed comes from the machine's entropy, not --seed: a candidate (or
@@ -406,15 +427,8 @@ private:
     const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
     trials.push_back({{"index", m_options.trials}, {"seed", held_out_seed}});
     const auto request = [&](int rank) {
-      return nlohmann::json{{"op", "reference"},
-                            {"problem", m_result.problem_path},
-                            {"device", device_for_rank(rank)},
-                            {"variant", m_options.variant},
-                            {"precision", m_options.precision},
-                            {"init_seed", m_options.seed},
-                            {"trials", trials},
-                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
-                            {"outputs_dir", rank_dir(m_scratch / "reference", rank).string()}};
+      return reference_request(rank, trials, rank_dir(m_scratch / "inputs", rank),
+                               rank_dir(m_scratch / "reference", rank));
     };
     PhaseOutcome outcome = run_ranks(ranks, request, m_options.run_timeout, WorkerRole::reference,
                                      "running the reference's trials", "")
@@ -438,15 +452,8 @@ private:
       trials.push_back({{"index", trial.index}}); // never the seed: C must not know it
     }
     const auto request = [&](int rank) {
-      return nlohmann::json{{"op", "candidate"},
-                            {"candidate", m_result.candidate_path},
-                            {"device", device_for_rank(rank)},
-                            {"precision", m_options.precision},
-                            {"extensions_dir", m_result.compile.extensions_dir},
-                            {"init_seed", m_options.seed},
-                            {"trials", trials},
-                            {"inputs_dir", rank_dir(m_scratch / "inputs", rank).string()},
-                            {"outputs_dir", rank_dir(m_scratch / "candidate", rank).string()}};
+      return candidate_request(rank, trials, rank_dir(m_scratch / "inputs", rank),
+                               rank_dir(m_scratch / "candidate", rank));
     };
     return run_ranks(ranks, request, m_options.run_timeout, WorkerRole::candidate,
                      "running the candidate's trials", m_result.candidate_path)
@@ -672,26 +679,13 @@ private:
     const TrialResult& first = m_result.trials.front();
     fs::create_directories(directory / "outputs");
     if (role == WorkerRole::candidate) {
-      return {{"op", "candidate"},
-              {"candidate", m_result.candidate_path},
-              {"device", device_for_rank(0)},
-              {"precision", m_options.precision},
-              {"extensions_dir", m_result.compile.extensions_dir},
-              {"init_seed", m_options.seed},
-              {"trials", nlohmann::json::array({{{"index", first.index}}})},
-              {"inputs_dir", (m_scratch / "inputs").string()},
-              {"outputs_dir", (directory / "outputs").string()}};
+      return candidate_request(0, nlohmann::json::array({{{"index", first.index}}}),
+                               m_scratch / "inputs", directory / "outputs");
     }
     fs::create_directories(directory / "inputs");
-    return {{"op", "reference"},
-            {"problem", m_result.problem_path},
-            {"device", device_for_rank(0)},
-            {"variant", m_options.variant},
-            {"precision", m_options.precision},
-            {"init_seed", m_options.seed},
-            {"trials", nlohmann::json::array({{{"index", first.index}, {"seed", first.seed}}})},
-            {"inputs_dir", (directory / "inputs").string()},
-            {"outputs_dir", (directory / "outputs").string()}};
+    return reference_request(
+        0, nlohmann::json::array({{{"index", first.index}, {"seed", first.seed}}}),
+        directory / "inputs", directory / "outputs");
   }
 
   // Several ranks: each side timed on its own, every sample from a barrier to the last rank.

@@ -96,23 +96,6 @@ SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohm
   return run;
 }
 
-// Total FLOP of a profiled call (every precision) and the precision doing most of it.
-std::pair<double, std::string> call_flop(const counters::KernelCounters& call) {
-  const auto seconds = call.value("duration").value_or(0) * 1e-6;
-  double total = 0;
-  for (const char* kind : {"fp32_flops", "fp16_flops", "fp64_flops", "tensor_flops"}) {
-    total += call.value(kind).value_or(0) * seconds;
-  }
-  const auto* precision = call.field("precision");
-  return {total, precision ? precision->text : ""};
-}
-
-// The precision's key in the peak table: "bf16 tensor" -> "bf16", "fp64 tensor" (DMMA) ->
-// "fp64_tensor", "fp32" -> "fp32".
-std::string table_key(const std::string& precision) {
-  return precision == "fp64 tensor" ? "fp64_tensor" : precision.substr(0, precision.find(' '));
-}
-
 // Roofline floor (the larger of the memory and compute floors) over the measured time.
 void physical_limit(CountersInfo& info, const SideRun& candidate, const SideRun& reference,
                     const ProfileSetup& setup, const counters::GpuSpecs& specs) {
@@ -129,15 +112,14 @@ void physical_limit(CountersInfo& info, const SideRun& candidate, const SideRun&
   double compute_floor_us = 0;
   std::string compute_text = "no compute floor (no FLOP counted)";
   if (candidate.call) {
-    auto [flop, precision] = call_flop(candidate.call->call);
-    if (reference.call) {
-      flop = std::min(flop, call_flop(reference.call->call).first);
-    }
-    const auto peak = specs.dense_tflops.find(table_key(precision));
+    const auto& call = candidate.call->call;
+    const double flop = reference.call ? std::min(call.flop, reference.call->call.flop) : call.flop;
+    const auto peak = specs.dense_tflops.find(call.peak_key);
     if (flop > 0 && peak != specs.dense_tflops.end() && peak->second.value > 0) {
       compute_floor_us = flop / (peak->second.value * 1e12) * 1e6;
-      compute_text = fmt::format("compute floor {:.2f} us ({:.3g} FLOP at {} TFLOP/s {})",
-                                 compute_floor_us, flop, peak->second.value, precision);
+      compute_text =
+          fmt::format("compute floor {:.2f} us ({:.3g} FLOP at {} TFLOP/s {})", compute_floor_us,
+                      flop, peak->second.value, call.field("precision")->text);
     }
   }
   const double floor_us = std::max(memory_floor_us, compute_floor_us);
@@ -168,7 +150,7 @@ void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides
     }
     for (const auto& kernel : sides[s]->call->kernels) {
       const double seconds = kernel.value("duration").value_or(0) * 1e-6;
-      const double flop = call_flop(kernel).first;
+      const double flop = kernel.flop;
       points.push_back({kernel.name, s == 0 ? "candidate" : "reference",
                         kernel.value("arithmetic_intensity").value_or(0),
                         seconds > 0 ? flop / seconds : 0});

@@ -254,6 +254,7 @@ private:
         kind = name;
       }
     }
+    m_out.flop = total;
     if (m_flop.empty() || !m_dram_bytes) {
       intensity.reason = precision.reason = ridge.reason = missing(
           m_flop.empty() ? "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" : "dram__bytes");
@@ -275,6 +276,7 @@ private:
                             : m_tensor_source == "fp64" ? "fp64_tensor"
                                                         : m_tensor_source;
     precision.text = kind == "tensor" ? m_tensor_source + " tensor" : key;
+    m_out.peak_key = key;
     if (kind == "fp16") { // CUDA-core half precision: the table lists tensor peaks only
       const double *peak =
                        metric("sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"),

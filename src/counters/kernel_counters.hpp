@@ -35,6 +35,10 @@ struct KernelCounters {
   std::vector<CounterField> fields;
   std::vector<StallShare> stalls;
   std::string stalls_reason; // when `stalls` is empty
+  // Not reported as fields, for the roofline floor and chart (core/profiling): the FLOP of every
+  // precision, and the peak table's key of the precision doing most of them ("" when none).
+  double flop = 0;
+  std::string peak_key;
 
   const CounterField* field(const std::string& id) const;
   std::optional<double> value(const std::string& id) const;

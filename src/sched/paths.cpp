@@ -1,5 +1,7 @@
 #include "sched/paths.hpp"
 
+#include "core/sha256.hpp"
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -42,6 +44,16 @@ fs::path make_scratch_directory(const char* prefix) {
                              fs::temp_directory_path().string());
   }
   return pattern;
+}
+
+std::filesystem::path extension_build_directory(const std::filesystem::path& cache_dir,
+                                                const std::string& source,
+                                                const std::string& build_settings) {
+  Sha256 key;
+  key.update(source);
+  key.update(build_settings);
+  return (cache_dir.empty() ? cache_directory() : cache_dir) / "extensions" /
+         key.hex_digest().substr(0, 32);
 }
 
 } // namespace kbench::sched

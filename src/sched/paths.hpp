@@ -1,6 +1,7 @@
 #pragma once
 // Where kbench finds its worker, its Python package and its caches.
 #include <filesystem>
+#include <string>
 
 namespace kbench::sched {
 
@@ -10,6 +11,12 @@ std::filesystem::path executable_directory();
 std::filesystem::path worker_executable();
 // The cache root: KBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
 std::filesystem::path cache_directory();
+// Where a candidate's extensions are built: keyed by its source and everything that changes the
+// build (`build_settings`), so two candidates that both call their extension `my_ext` never
+// share a directory and the same source never builds twice. `cache_dir` empty: cache_directory().
+std::filesystem::path extension_build_directory(const std::filesystem::path& cache_dir,
+                                                const std::string& source,
+                                                const std::string& build_settings);
 // A fresh private scratch directory for one evaluation under $TMPDIR (mode 0700).
 std::filesystem::path make_scratch_directory(const char* prefix);
 
