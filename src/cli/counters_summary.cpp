@@ -1,5 +1,6 @@
 #include "cli/counters_summary.hpp"
 
+#include "cli/summary_line.hpp"
 #include "counters/si_format.hpp"
 
 #include <fmt/format.h>
@@ -43,7 +44,7 @@ std::string field(const nlohmann::json& fields, const std::string& id) {
 }
 
 void side_lines(std::string& out, const char* label, const CountersSide& side) {
-  auto line = [&](const char* l, const std::string& v) { out += fmt::format("{:<11} {}\n", l, v); };
+  auto line = [&](const char* l, const std::string& v) { append_summary_line(out, l, v); };
   if (!side.collected) {
     line(label, "no counters: " + side.reason);
     return;
@@ -96,7 +97,7 @@ std::string energy_text(const EnergySide& e) {
 
 std::string format_counters(const CountersInfo& c) {
   std::string out;
-  auto line = [&](const char* l, const std::string& v) { out += fmt::format("{:<11} {}\n", l, v); };
+  auto line = [&](const char* l, const std::string& v) { append_summary_line(out, l, v); };
   if (!c.skipped_reason.empty()) {
     line("counters", "not collected: " + c.skipped_reason);
     return out;

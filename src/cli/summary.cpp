@@ -1,6 +1,7 @@
 #include "cli/summary.hpp"
 
 #include "cli/counters_summary.hpp"
+#include "cli/summary_line.hpp"
 
 #include <fmt/format.h>
 
@@ -62,7 +63,7 @@ std::string per_rank_line(const TimingSide& side) {
 std::string format_summary(const EvalResult& r) {
   std::string out;
   auto line = [&](const char* label, const std::string& value) {
-    out += fmt::format("{:<11} {}\n", label, value);
+    append_summary_line(out, label, value);
   };
   line("problem", r.problem_path.empty() ? "-" : r.problem_path);
   line("candidate", r.candidate_path.empty() ? "-" : r.candidate_path);
