@@ -7,14 +7,16 @@
 # Steps:
 #   fidelity       bench/timing_fidelity (kbench vs ncu, CUDA events, do_bench)
 #   repeat-tiny    five whole `kbench eval` runs of the seed's tiny masked broadcast
+#   power-bound    bench/power_bound (an fp16 matmul at the power cap; throttle rule and recovery)
 #   timing-tests   GPU tests CudaTiming.Relu and CudaCounters (full sandbox: torch.compile, ncu)
 #                  and the Python GPU tests
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
-#   examples       GPU test CudaExamples (every bundled example on the GPU), given the time left
-#                  before KBENCH_VALIDATE_DEADLINE_S (default 590 s after the start)
+#   examples       GPU test CudaExamples (every bundled example on the GPU; about 360 s)
 #   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
+# Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
+# after the start; the device tool stops a call at 600 s).
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,39 +33,50 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
 at "build ($(head -2 "$R/gpu.txt" | tail -1))"
 K=$PWD/build-gpu/kbench
+# A step's own limit, cut to what is left before the call's deadline, so the logs are packed
+# before the device tool stops the call.
+limit() {
+  local left=$((${KBENCH_VALIDATE_DEADLINE_S:-590} - $(date +%s) + T0))
+  echo $(($1 < left ? $1 : left))
+}
 ctest_step() { # name, limit in s, regex
-  (cd build-gpu && timeout "$2" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
+  (cd build-gpu && timeout "$(limit "$2")" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
   at "ctest $1 rc=$? $(grep -E 'tests passed|Failed|\*\*\*' "$R/ctest-$1.log" | tr '\n' ' ' | head -c 400)"
 }
 
 for step in "$@"; do
   case $step in
     fidelity)
-      PYTHONPATH=build-gpu/python:python timeout 240 python3 bench/timing_fidelity/run.py \
+      PYTHONPATH=build-gpu/python:python timeout "$(limit 240)" python3 bench/timing_fidelity/run.py \
         --out "$R/fidelity" > "$R/fidelity.log" 2>&1
       at "fidelity rc=$?"
       cat "$R/fidelity/timing_fidelity.md" 2>/dev/null || tail -20 "$R/fidelity.log"
       ;;
     repeat-tiny)
-      timeout 300 python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" --runs 5 \
+      timeout "$(limit 300)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" --runs 5 \
         --repeat-cases tiny_masked_broadcast --cost-cases "" --extra=--no-compile-baseline \
         > "$R/repeat.log" 2>&1
       at "repeat-tiny rc=$?"
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
       ;;
+    power-bound)
+      timeout "$(limit 280)" python3 bench/power_bound/run.py --kbench "$K" --out "$R/power" > "$R/power.log" 2>&1
+      at "power-bound rc=$?"
+      cat "$R/power/power_bound.md" 2>/dev/null || tail -20 "$R/power.log"
+      ;;
     timing-tests)
       ctest_step timing 240 "CudaTiming.Relu|CudaCounters"
-      PYTHONPATH=build-gpu/python:python timeout 120 python3 -m pytest -q tests/gpu/python \
+      PYTHONPATH=build-gpu/python:python timeout "$(limit 120)" python3 -m pytest -q tests/gpu/python \
         > "$R/pytest-gpu.log" 2>&1
       at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
       ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
     disassemble)
-      timeout 150 "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
+      timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
       ;;
-    examples) ctest_step examples $((${KBENCH_VALIDATE_DEADLINE_S:-590} - $(date +%s) + T0)) "CudaExamples" ;;
+    examples) ctest_step examples 590 "CudaExamples" ;;
     collectives) ctest_step collectives 400 "CudaCollectives" ;;
     *) at "unknown step $step" ;;
   esac
