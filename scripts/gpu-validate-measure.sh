@@ -13,7 +13,12 @@
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
-#   examples       GPU test CudaExamples (every bundled example on the GPU; about 360 s)
+#   examples       GPU test CudaExamples (every bundled example on the GPU; 25 minutes when the
+#                  compile cache is cold: each CUDA extension takes nvcc 40-50 s)
+#   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX, their
+#                  extensions first built in parallel (`kbench eval --no-timing`) into the cache
+#   collective-eval one `kbench eval` of a 2-rank all-reduce with a torch-only candidate (NCCL
+#                  under the full sandbox in a minute, where the collectives test takes 5)
 #   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
 # after the start; the device tool stops a call at 600 s).
@@ -77,6 +82,36 @@ for step in "$@"; do
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
       ;;
     examples) ctest_step examples 590 "CudaExamples" ;;
+    examples:*)
+      python3 - "${step#examples:}" > "$R/examples-subset.json" <<'PY'
+import json, re, sys
+from pathlib import Path
+root = Path("examples").resolve()
+suite = json.loads((root / "examples.json").read_text())
+suite["entries"] = [
+    dict(e, problem=str((root / e["problem"]).resolve()), candidate=str(root / e["candidate"]))
+    for e in suite["entries"] if e["device"] == "cuda" and re.search(sys.argv[1], e["candidate"])]
+print(json.dumps(suite, indent=1))
+PY
+      python3 -c 'import json,sys; [print(e["problem"], e["candidate"]) for e in json.load(open(sys.argv[1]))["entries"]]' \
+        "$R/examples-subset.json" | while read -r problem candidate; do
+        timeout "$(limit 200)" "$K" eval "$problem" "$candidate" --device cuda --no-timing --trials 1 \
+          --quiet > /dev/null 2>&1 &
+      done
+      wait
+      at "examples subset built: $(grep -c '"candidate"' "$R/examples-subset.json") entries"
+      KBENCH_GPU_MANIFEST=$R/examples-subset.json ctest_step examples-subset 590 "CudaExamples"
+      cat "$R/examples-table.txt" 2>/dev/null | tail -20
+      ;;
+    collective-eval)
+      sed 's/^class Model(/class ModelNew(/' problems/collectives/1_all_reduce_mean_affine.py \
+        > "$R/collective_candidate.py"
+      timeout "$(limit 200)" "$K" eval problems/collectives/1_all_reduce_mean_affine.py \
+        "$R/collective_candidate.py" --device cuda --world-size 2 --rules structural \
+        --no-compile-baseline --json "$R/collective-eval.json" > "$R/collective-eval.txt" 2>&1
+      at "collective-eval rc=$? sandbox: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("sandbox"))' "$R/collective-eval.json" 2>&1 | head -c 300)"
+      tail -25 "$R/collective-eval.txt"
+      ;;
     collectives) ctest_step collectives 400 "CudaCollectives" ;;
     *) at "unknown step $step" ;;
   esac

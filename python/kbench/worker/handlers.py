@@ -81,7 +81,7 @@ def _compile(request):
     os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir
     start = time.perf_counter()
     load_candidate(request["candidate"])
-    from .measurement import own_kernel_names
+    from .own_kernels import own_kernel_names
 
     return {
         "ok": True,

@@ -10,7 +10,6 @@ dedicated stream, then a device synchronise. `host_us` is that span on the host 
 on a GPU, `device_us` falls back to CUDA events on the timing stream (and says so); on the CPU
 only `host_us` exists."""
 
-import re
 import time
 from pathlib import Path
 
@@ -18,28 +17,10 @@ import torch
 
 from . import runtime, tensor_io
 from .integrity import perf_counter_ns
+from .own_kernels import own_kernel_names
 from .tracing import Clocks, Tracer
 
 import kbench_native as kn
-
-_OWN_KERNEL = [
-    re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:[\w:<>,\s\*&]+?\s+)?(\w+)\s*\("),
-    re.compile(r"@triton\.jit[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)"),
-]
-
-
-def own_kernel_names(path) -> list:
-    """The candidate's own kernels, by name, from its source: CUDA `__global__` functions and
-    Triton `@triton.jit` functions. Every other kernel is torch's or a vendor library's."""
-    if not path:
-        return []
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    names = set()
-    for pattern in _OWN_KERNEL:
-        names.update(pattern.findall(text))
-    names.discard("void")
-    return sorted(names)
-
 
 class TimingSession:
     def __init__(self, session, request):

@@ -5,7 +5,7 @@ cudaProfilerStop is profiled (not the imports, the build, the trials or the warm
 import torch
 
 from . import runtime
-from .measurement import own_kernel_names
+from .own_kernels import own_kernel_names
 
 
 def profile(session, request):
