@@ -219,7 +219,11 @@ private:
         const auto reason = side.rule.add(device[i], wall_seconds());
         if (reason != measure::StopReason::none) {
           side.done = true;
-          side.out.stop_reason = measure::stop_reason_name(reason);
+          // A timeout says which of the rule's conditions were still unmet, whether the side's
+          // own rule or the paired loop below saw the cap first.
+          side.out.stop_reason = reason == measure::StopReason::timeout
+                                     ? "timeout: " + side.rule.unmet()
+                                     : measure::stop_reason_name(reason);
         }
       }
     }

@@ -68,7 +68,7 @@ struct TimingSide {
   bool l2_flush = false;
   measure::SampleStats stats_us;      // device time per call (host time on the CPU)
   measure::SampleStats host_stats_us; // host latency: call to device idle
-  std::string stop_reason;            // converged, plateau, timeout, fixed
+  std::string stop_reason; // converged, plateau, fixed, or "timeout: " and what was unmet
   std::string tracing;                // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;

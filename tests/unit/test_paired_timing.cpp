@@ -81,6 +81,19 @@ TEST(PairedTiming, SteadyClocksRaiseNoFlagAndReachTheResult) {
   EXPECT_GT(side.blocks, 3U);
 }
 
+// Whichever saw the wall-clock cap first (a side's own rule or the paired loop), every side
+// stopped by it says which condition was still unmet.
+TEST(PairedTiming, EverySideStoppedByTheCapSaysWhatWasUnmet) {
+  REQUIRE_PYTHON();
+  const auto outcome = time_pair(script(200, 1980), script(100, 1980));
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  for (const auto* side : {&*outcome.timing.reference, &*outcome.timing.candidate}) {
+    EXPECT_EQ(side->stop_reason.rfind("timeout: ", 0), 0U) << side->stop_reason;
+    EXPECT_NE(side->stop_reason.find("s of measured time of the"), std::string::npos)
+        << side->stop_reason;
+  }
+}
+
 TEST(PairedTiming, AStepInSpeedIsFlaggedWithTheClocks) {
   REQUIRE_PYTHON();
   auto reference = script(100, 1980), candidate = script(100, 1980);
