@@ -69,7 +69,7 @@ struct TimingSide {
   measure::SampleStats stats_us;      // device time per call (host time on the CPU)
   measure::SampleStats host_stats_us; // host latency: call to device idle
   std::string stop_reason; // converged, plateau, fixed, or "timeout: " and what was unmet
-  std::string tracing;                // "cupti" or why not ("unsupported: ...")
+  std::string tracing;     // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
   std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
