@@ -172,8 +172,7 @@ private:
   // Every worker's output goes into the result, in the order the workers started.
   void record_phases() {
     for (auto& worker : m_workers) {
-      m_result.phases.push_back(
-          record_of(worker.phase, *worker.client, seconds_since(worker.start)));
+      m_result.phases.push_back(record_of(worker.phase, *worker.client));
     }
   }
 
@@ -291,7 +290,7 @@ private:
     const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
                            std::chrono::seconds(static_cast<long>(m_options.timing_timeout_s));
     launch.limits.cpu_seconds = cpu_seconds_limit(deadlines);
-    m_workers.push_back({phase, launch_worker(launch), Clock::now()});
+    m_workers.push_back({phase, launch_worker(launch)});
     record_protections(m_result, m_workers.back().client->protections());
     return *m_workers.back().client;
   }
@@ -719,7 +718,6 @@ private:
   struct LiveWorker {
     std::string phase;
     std::unique_ptr<sandbox::WorkerClient> client;
-    Clock::time_point start;
   };
   std::vector<LiveWorker> m_workers;
 };

@@ -268,11 +268,11 @@ nlohmann::json trial_requests(std::uint64_t seed, int trials) {
   return requests;
 }
 
-PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s) {
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker) {
   PhaseRecord record;
   record.phase = phase;
-  record.wall_s = wall_s;
   record.exit = worker.alive() ? "running" : "ended";
+  record.wall_s = worker.lifetime_s();
   record.stdout_text = worker.stdout_capture().text();
   record.stderr_text = worker.stderr_capture().text();
   return record;

@@ -100,6 +100,9 @@ std::string crash_summary(const std::string& stderr_text, const std::string& can
 // The reference's trials: index and seed (derived from --seed), as the reference worker takes them.
 nlohmann::json trial_requests(std::uint64_t seed, int trials);
 
-PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker, double wall_s);
+// What a worker did: its output, whether it still runs, and its lifetime (spawn to exit, or
+// to now while it runs), not the time since its spawn: a compile worker ends long before the
+// evaluation does.
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker);
 
 } // namespace kbench

@@ -772,6 +772,7 @@ Process Process::spawn(const SpawnSpec& spec) {
 
   Process process;
   process.m_pid = pid;
+  process.m_spawned_at = std::chrono::steady_clock::now();
   process.m_stdin = std::exchange(pipes[0].write, -1);
   process.m_stdout = std::exchange(pipes[1].read, -1);
   process.m_stderr = std::exchange(pipes[2].read, -1);
@@ -829,6 +830,8 @@ Process& Process::operator=(Process&& other) noexcept {
     m_stderr = std::exchange(other.m_stderr, -1);
     m_status = std::exchange(other.m_status, std::nullopt);
     m_protections = std::exchange(other.m_protections, {});
+    m_spawned_at = other.m_spawned_at;
+    m_reaped_at = other.m_reaped_at;
   }
   return *this;
 }
@@ -891,6 +894,7 @@ std::optional<ExitStatus> Process::try_wait() {
   const pid_t got = waitpid(m_pid, &raw, WNOHANG);
   if (got == m_pid) {
     m_status = to_exit_status(raw);
+    m_reaped_at = std::chrono::steady_clock::now();
     // Whatever the worker started dies with it: nothing of an evaluation outlives it.
     ::kill(-m_pid, SIGKILL);
   }
@@ -905,12 +909,19 @@ ExitStatus Process::wait() {
   while (waitpid(m_pid, &raw, 0) < 0) {
     if (errno != EINTR) {
       m_status = ExitStatus{};
+      m_reaped_at = std::chrono::steady_clock::now();
       return *m_status;
     }
   }
   m_status = to_exit_status(raw);
+  m_reaped_at = std::chrono::steady_clock::now();
   ::kill(-m_pid, SIGKILL);
   return *m_status;
+}
+
+double Process::lifetime_s() const {
+  const auto end = m_status ? m_reaped_at : std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(end - m_spawned_at).count();
 }
 
 } // namespace kbench::sandbox

@@ -4,6 +4,7 @@
 // the whole group when its time is up (DESIGN section 3). With a SandboxPolicy, also no network,
 // a syscall deny-list and a filesystem allow-list, applied in the child between fork and exec;
 // which of them took effect is reported back by the child (`Process::protections`).
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -107,6 +108,8 @@ public:
   std::optional<ExitStatus> try_wait();
   ExitStatus wait();
   bool reaped() const { return m_status.has_value(); }
+  // Seconds from the spawn until the process was reaped, or until now while it runs.
+  double lifetime_s() const;
   // The protections requested by the spawn's limits and policy, as the child reported them.
   const std::vector<Protection>& protections() const { return m_protections; }
 
@@ -118,6 +121,7 @@ private:
   int m_stdin = -1, m_response = -1, m_stdout = -1, m_stderr = -1;
   std::optional<ExitStatus> m_status;
   std::vector<Protection> m_protections;
+  std::chrono::steady_clock::time_point m_spawned_at, m_reaped_at;
 };
 
 } // namespace kbench::sandbox

@@ -45,6 +45,7 @@ public:
   const OutputCapture& stdout_capture() const { return m_stdout; }
   const OutputCapture& stderr_capture() const { return m_stderr; }
   pid_t pid() const { return m_process.pid(); }
+  double lifetime_s() const { return m_process.lifetime_s(); }
   const std::vector<Protection>& protections() const { return m_process.protections(); }
 
 private:

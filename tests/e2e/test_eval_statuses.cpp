@@ -48,6 +48,13 @@ TEST(EvalStatus, OkWithTimingAndUnits) {
   EXPECT_EQ(r["timing"]["candidate"]["stats"]["n"], 10);
   EXPECT_GT(r["timing"]["candidate"]["stats"]["median_us"].get<double>(), 0.0);
   EXPECT_GT(r["timing"]["speedup"].get<double>(), 0.0);
+  // The compile worker ended before timing began: its wall time is its own lifetime, not the
+  // time from its spawn to the end of the evaluation.
+  const auto& compile_phase = r["phases"].front();
+  EXPECT_EQ(compile_phase["phase"], "compile");
+  EXPECT_EQ(compile_phase["exit"], "ended");
+  EXPECT_LT(compile_phase["wall_s"].get<double>() + r["timing"]["wall_s"].get<double>(),
+            r["wall_s"].get<double>());
   EXPECT_CONTAINS(run.stdout_text, "status      ok");
   EXPECT_CONTAINS(run.stdout_text, "speedup");
   EXPECT_TRUE(run.stdout_text.find(" ms") != std::string::npos ||

@@ -42,6 +42,19 @@ TEST(Process, ReportsSignalByName) {
   EXPECT_NE(status.describe().find("segmentation fault"), std::string::npos);
 }
 
+// A phase's wall time is the worker's lifetime: it stops at the exit, not when it is read.
+TEST(Process, LifetimeEndsWhenTheProcessIsReaped) {
+  Process p = Process::spawn(shell("sleep 0.2"));
+  EXPECT_LT(p.lifetime_s(), 0.2); // still running: up to now
+  p.wait();
+  const double lifetime = p.lifetime_s();
+  EXPECT_GE(lifetime, 0.2);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(p.lifetime_s(), lifetime);
+  Process moved = std::move(p);
+  EXPECT_EQ(moved.lifetime_s(), lifetime);
+}
+
 TEST(Process, MissingProgramIsASpawnErrorThatSaysWhy) {
   SpawnSpec spec = shell("");
   spec.argv = {"/nonexistent/kbench-worker"};
