@@ -893,8 +893,7 @@ std::optional<ExitStatus> Process::try_wait() {
   int raw = 0;
   const pid_t got = waitpid(m_pid, &raw, WNOHANG);
   if (got == m_pid) {
-    m_status = to_exit_status(raw);
-    m_reaped_at = std::chrono::steady_clock::now();
+    note_reaped(to_exit_status(raw));
     // Whatever the worker started dies with it: nothing of an evaluation outlives it.
     ::kill(-m_pid, SIGKILL);
   }
@@ -908,14 +907,17 @@ ExitStatus Process::wait() {
   int raw = 0;
   while (waitpid(m_pid, &raw, 0) < 0) {
     if (errno != EINTR) {
-      m_status = ExitStatus{};
-      m_reaped_at = std::chrono::steady_clock::now();
-      return *m_status;
+      return note_reaped(ExitStatus{});
     }
   }
-  m_status = to_exit_status(raw);
-  m_reaped_at = std::chrono::steady_clock::now();
+  note_reaped(to_exit_status(raw));
   ::kill(-m_pid, SIGKILL);
+  return *m_status;
+}
+
+const ExitStatus& Process::note_reaped(ExitStatus status) {
+  m_status = status;
+  m_reaped_at = std::chrono::steady_clock::now();
   return *m_status;
 }
 

@@ -116,6 +116,7 @@ public:
 private:
   Process() = default;
   void release() noexcept;
+  const ExitStatus& note_reaped(ExitStatus status); // the status and the moment of the reap
 
   pid_t m_pid = -1;
   int m_stdin = -1, m_response = -1, m_stdout = -1, m_stderr = -1;
