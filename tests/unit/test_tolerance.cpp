@@ -1,9 +1,14 @@
+#include "bench/compare_outputs/element_by_element.hpp"
+#include "bench/compare_outputs/tensor_pairs.hpp"
 #include "compare/tolerance.hpp"
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace kbench::compare {
 namespace {
@@ -182,4 +187,55 @@ TEST(CompareTensors, EmptyTensorsPass) {
 }
 
 } // namespace
+// The chunked decode gives what decoding each element on its own gave, to the bit, for every
+// dtype, with NaN, infinities, subnormals and zeros among the values, across chunk edges, and
+// for every one of the 65536 half and bfloat16 bit patterns.
+TEST(CompareTensors, ChunkedDecodeMatchesElementByElementToTheBit) {
+  for (const DType dtype : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
+                            DType::I16, DType::I8, DType::U8, DType::BOOL}) {
+    for (const std::size_t numel : {std::size_t{1}, std::size_t{2048}, std::size_t{70001}}) {
+      const auto [candidate, reference] =
+          bench::random_tensor_pair(dtype, numel, numel + static_cast<std::size_t>(dtype), 0.3);
+      const Tolerance tolerance = default_tolerance(dtype);
+      const auto engine = compare_tensors(candidate, reference, tolerance, 8);
+      const auto oracle = bench::compare_element_by_element(candidate, reference, tolerance, 8);
+      SCOPED_TRACE(std::string(dtype_torch_name(dtype)) + " x " + std::to_string(numel));
+      EXPECT_EQ(engine.mismatches, oracle.mismatches);
+      EXPECT_EQ(engine.max_abs_err, oracle.max_abs_err);
+      EXPECT_EQ(engine.mean_abs_err, oracle.mean_abs_err);
+      EXPECT_EQ(engine.max_rel_err, oracle.max_rel_err);
+      EXPECT_EQ(engine.mean_rel_err, oracle.mean_rel_err);
+      ASSERT_EQ(engine.first_mismatches.size(), oracle.first_mismatches.size());
+      for (std::size_t m = 0; m < oracle.first_mismatches.size(); ++m) {
+        EXPECT_EQ(engine.first_mismatches[m].index.front(),
+                  static_cast<std::int64_t>(oracle.first_mismatches[m]));
+      }
+    }
+  }
+  for (const DType dtype : {DType::F16, DType::BF16}) {
+    std::vector<std::uint16_t> every(65536);
+    for (std::size_t bits = 0; bits < every.size(); ++bits) {
+      every[bits] = static_cast<std::uint16_t>(bits);
+    }
+    const Tensor all = make(dtype, {65536}, every);
+    std::vector<double> decoded(every.size());
+    all.decode(0, every.size(), decoded.data());
+    for (std::size_t bits = 0; bits < every.size(); ++bits) {
+      const double expected = bench::element_value(all, bits);
+      ASSERT_TRUE(std::isnan(expected) ? std::isnan(decoded[bits])
+                                       : std::bit_cast<std::uint64_t>(decoded[bits]) ==
+                                             std::bit_cast<std::uint64_t>(expected))
+          << dtype_torch_name(dtype) << " bits " << bits;
+    }
+  }
+}
+
+TEST(CompareTensors, DecodePastTheEndThrows) {
+  const Tensor t = f64({1.0, 2.0});
+  std::vector<double> out(3);
+  EXPECT_THROW(t.decode(1, 2, out.data()), std::out_of_range);
+  EXPECT_THROW(t.decode(3, 0, out.data()), std::out_of_range);
+  EXPECT_NO_THROW(t.decode(2, 0, out.data()));
+}
+
 } // namespace kbench::compare
