@@ -4,21 +4,11 @@
 // Usage: build/bench_compare_outputs
 #include "bench/compare_outputs/element_by_element.hpp"
 #include "bench/compare_outputs/tensor_pairs.hpp"
+#include "bench/seconds.hpp"
 
 #include <fmt/format.h>
 
-#include <chrono>
-
-namespace {
-
-template <typename F>
-double seconds(F&& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-} // namespace
+#include <tuple>
 
 int main() {
   using kbench::compare::DType;
@@ -35,10 +25,10 @@ int main() {
     const auto tolerance = kbench::compare::default_tolerance(dtype);
     kbench::bench::ElementwiseFigures baseline;
     kbench::compare::TensorComparison engine;
-    const double t_baseline = seconds([&] {
+    const double t_baseline = kbench::bench::seconds([&] {
       baseline = kbench::bench::compare_element_by_element(candidate, reference, tolerance);
     });
-    const double t_engine = seconds(
+    const double t_engine = kbench::bench::seconds(
         [&] { engine = kbench::compare::compare_tensors(candidate, reference, tolerance); });
     const bool same =
         baseline.mismatches == engine.mismatches && baseline.max_abs_err == engine.max_abs_err &&

@@ -3,10 +3,10 @@
 // weighted scan against the sorting baseline, measured in the same run.
 // Usage: build/bench_paired_speedup
 #include "bench/paired_speedup/sorting_bootstrap.hpp"
+#include "bench/seconds.hpp"
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <random>
 
 namespace {
@@ -24,13 +24,6 @@ std::vector<kbench::measure::PairedBlock> blocks_of(int blocks, int per_block) {
   return out;
 }
 
-template <typename F>
-double seconds(F&& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 } // namespace
 
 int main() {
@@ -39,8 +32,10 @@ int main() {
   for (const auto& [blocks, per_block] : {std::pair{16, 500}, {400, 20}, {1000, 20}}) {
     const auto data = blocks_of(blocks, per_block);
     std::optional<kbench::measure::SpeedupEstimate> baseline, engine;
-    const double t_baseline = seconds([&] { baseline = kbench::bench::sorting_bootstrap(data); });
-    const double t_engine = seconds([&] { engine = kbench::measure::paired_speedup(data); });
+    const double t_baseline =
+        kbench::bench::seconds([&] { baseline = kbench::bench::sorting_bootstrap(data); });
+    const double t_engine =
+        kbench::bench::seconds([&] { engine = kbench::measure::paired_speedup(data); });
     const bool same = baseline->speedup == engine->speedup && baseline->low == engine->low &&
                       baseline->high == engine->high;
     fmt::print("| {} x {} | {:.3f} s | {:.3f} s | {:.1f}x faster | {} |\n", blocks, per_block,
