@@ -119,13 +119,12 @@ TensorComparison compare_tensors(const Tensor& candidate, const Tensor& referenc
         abs_sum += abs_err;
         ++abs_count;
         max_abs = std::max(max_abs, abs_err);
-        // No branch on r != 0 (a ReLU's output is zero at random places): there the term is
-        // +0, which leaves the sum and the maximum as leaving the element out would.
-        const bool relative = r != 0;
-        const double rel_err = relative ? abs_err / std::fabs(r) : 0.0;
-        rel_sum += rel_err;
-        rel_count += relative ? 1 : 0;
-        max_rel = std::max(max_rel, rel_err);
+        if (r != 0) {
+          const double rel_err = abs_err / std::fabs(r);
+          rel_sum += rel_err;
+          ++rel_count;
+          max_rel = std::max(max_rel, rel_err);
+        }
       }
       chunk_mismatches += pair_matches(c, r, atol, rtol) ? 0 : 1;
     }
