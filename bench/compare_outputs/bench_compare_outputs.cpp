@@ -24,7 +24,7 @@ int main() {
         kbench::bench::random_tensor_pair(dtype, numel, 7, zero_share);
     const auto tolerance = kbench::compare::default_tolerance(dtype);
     kbench::bench::ElementwiseFigures baseline;
-    kbench::compare::TensorComparison engine;
+    kbench::TensorComparison engine;
     const double t_baseline = kbench::bench::seconds([&] {
       baseline = kbench::bench::compare_element_by_element(candidate, reference, tolerance);
     });

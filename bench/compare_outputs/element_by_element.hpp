@@ -59,7 +59,7 @@ inline double element_value(const compare::Tensor& tensor, std::size_t i) {
 
 inline ElementwiseFigures compare_element_by_element(const compare::Tensor& candidate,
                                                      const compare::Tensor& reference,
-                                                     const compare::Tolerance& tolerance,
+                                                     const Tolerance& tolerance,
                                                      std::size_t max_reported = 5) {
   ElementwiseFigures out;
   double abs_sum = 0, rel_sum = 0;

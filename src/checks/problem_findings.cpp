@@ -11,7 +11,6 @@ namespace {
 
 using compare::Tensor;
 using compare::TensorFile;
-using compare::Tolerance;
 
 bool within(double a, double b, const Tolerance& t) {
   if (!std::isfinite(a) || !std::isfinite(b)) {

@@ -42,9 +42,9 @@ inline constexpr double kLaunchBoundUs = 20.0;
 std::vector<Finding> judge_problem(const ProblemFacts& facts);
 
 // True when every value lies within the tolerance of every other (max - min small).
-bool near_constant(const compare::Tensor& tensor, const compare::Tolerance& tolerance);
+bool near_constant(const compare::Tensor& tensor, const Tolerance& tolerance);
 // The axes (of size > 1, in a tensor of two or more dimensions) along which every slice equals
 // the first within the tolerance.
-std::vector<int> uniform_axes(const compare::Tensor& tensor, const compare::Tolerance& tolerance);
+std::vector<int> uniform_axes(const compare::Tensor& tensor, const Tolerance& tolerance);
 
 } // namespace kbench::checks

@@ -3,7 +3,7 @@
 // not run (a bad rules file, a missing candidate, a worker that would not start).
 #include "cli/commands.hpp"
 #include "core/json_io.hpp"
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>

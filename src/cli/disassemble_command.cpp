@@ -1,6 +1,6 @@
 // kbench disassemble CANDIDATE: the SASS of the candidate's own kernels (src/core/disassembly).
 #include "cli/commands.hpp"
-#include "core/disassembly.hpp"
+#include "pipeline/disassembly.hpp"
 #include "core/json_io.hpp"
 
 #include <fmt/format.h>

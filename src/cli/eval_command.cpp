@@ -1,7 +1,7 @@
 // kbench eval PROBLEM CANDIDATE: one evaluation, a human summary, optionally the JSON document.
 #include "cli/commands.hpp"
-#include "cli/summary.hpp"
-#include "core/evaluation.hpp"
+#include "report/summary.hpp"
+#include "pipeline/evaluation.hpp"
 #include "core/json_io.hpp"
 
 #include <fmt/format.h>
@@ -113,7 +113,7 @@ std::function<int()> register_eval_command(CLI::App& app) {
       progress = [](std::string_view stage) { std::cerr << "kbench: " << stage << "...\n"; };
     }
     const EvalResult result = evaluate(*options, progress);
-    std::cout << format_summary(result);
+    std::cout << report::format_summary(result);
     if (!json_path->empty()) {
       try {
         write_json_file(*json_path, to_json(result));
@@ -122,7 +122,7 @@ std::function<int()> register_eval_command(CLI::App& app) {
         return 2;
       }
     }
-    return exit_code_for(result.status);
+    return report::exit_code_for(result.status);
   };
 }
 

@@ -1,9 +1,9 @@
 // kbench problems check PATH...: reports, per problem and variant, whether the problem is fit
 // to grade candidates with (docs/problems.md, "Checking problems").
 #include "cli/commands.hpp"
-#include "cli/summary.hpp"
+#include "report/summary.hpp"
 #include "core/json_io.hpp"
-#include "core/problem_checking.hpp"
+#include "pipeline/problem_checking.hpp"
 
 #include <fmt/format.h>
 
@@ -48,7 +48,7 @@ std::string format_table(const std::vector<ProblemCheckResult>& results) {
   for (const auto& r : results) {
     out += fmt::format("{:<44} {:<9} {:<11} {:>6} {:>8} {:>12}\n", short_name(r.problem_path),
                        r.variant, r.verdict, r.errors(), r.warnings(),
-                       r.call_us ? format_duration_us(*r.call_us) : "-");
+                       r.call_us ? report::format_duration_us(*r.call_us) : "-");
   }
   for (const auto& r : results) {
     if (r.verdict == "not checked") {

@@ -10,8 +10,8 @@
 // entries only where a GPU is usable (else they are listed as skipped), "any" entries on the
 // suite's --device.
 #include "cli/commands.hpp"
-#include "cli/suite_table.hpp"
-#include "core/evaluation.hpp"
+#include "report/suite_table.hpp"
+#include "pipeline/evaluation.hpp"
 #include "core/json_io.hpp"
 #include "sched/device_probe.hpp"
 
@@ -172,10 +172,10 @@ std::function<int()> register_suite_command(CLI::App& app) {
     const bool have_gpu = !sched::probe_devices().gpus.empty();
     const std::string suite_device =
         options->device == "auto" ? (have_gpu ? "cuda" : "cpu") : options->device;
-    std::vector<SuiteRow> rows;
+    std::vector<report::SuiteRow> rows;
     std::vector<EvalOptions> runs;
     for (const auto& entry : entries) {
-      SuiteRow row{entry.problem, entry.candidate, "", std::nullopt, "", entry.expect};
+      report::SuiteRow row{entry.problem, entry.candidate, "", std::nullopt, "", entry.expect};
       row.device = entry.device == "any" ? suite_device : entry.device;
       if (!only_device->empty() && row.device != *only_device) {
         continue;
@@ -226,11 +226,11 @@ std::function<int()> register_suite_command(CLI::App& app) {
         lines << to_json(*row.result).dump() << std::endl; // flushed: a killed suite keeps its rows
       }
     }
-    std::cout << format_suite_table(rows);
+    std::cout << report::format_suite_table(rows);
     const auto missed = std::count_if(rows.begin(), rows.end(),
-                                      [](const SuiteRow& r) { return !r.met_expectation(); });
+                                      [](const report::SuiteRow& r) { return !r.met_expectation(); });
     const auto skipped = std::count_if(rows.begin(), rows.end(),
-                                       [](const SuiteRow& r) { return !r.result.has_value(); });
+                                       [](const report::SuiteRow& r) { return !r.result.has_value(); });
     std::cout << fmt::format("{} evaluated, {} skipped, {} not as expected\n",
                              rows.size() - static_cast<std::size_t>(skipped), skipped, missed);
     return missed == 0 ? 0 : 1;

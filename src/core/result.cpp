@@ -24,7 +24,7 @@ nlohmann::json number(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json stats_json(const measure::SampleStats& s) {
+nlohmann::json stats_json(const SampleStats& s) {
   return {{"n", s.n},
           {"median_us", number(s.median)},
           {"mean_us", number(s.mean)},

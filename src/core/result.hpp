@@ -1,7 +1,7 @@
 #pragma once
 // The result of one evaluation: the `kbench.eval/1` document (DESIGN section 5).
-#include "compare/tolerance.hpp"
-#include "measure/stats.hpp"
+#include "core/sample_stats.hpp"
+#include "core/tensor_comparison.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +50,7 @@ struct CompileInfo {
 
 struct OutputComparison {
   std::string name; // "output.0"
-  compare::TensorComparison comparison;
+  TensorComparison comparison;
 };
 
 struct TrialResult {
@@ -66,8 +66,8 @@ struct TrialResult {
 struct TimingSide {
   std::string method; // "cupti", "cuda_event", "perf_counter", "barrier_to_last_rank"
   bool l2_flush = false;
-  measure::SampleStats stats_us;      // device time per call (host time on the CPU)
-  measure::SampleStats host_stats_us; // host latency: call to device idle
+  SampleStats stats_us;      // device time per call (host time on the CPU)
+  SampleStats host_stats_us; // host latency: call to device idle
   std::string stop_reason; // converged, plateau, fixed, or "timeout: " and what was unmet
   std::string tracing;     // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
@@ -82,7 +82,7 @@ struct TimingSide {
   std::optional<std::int64_t> raw_allocated_bytes; // cudaMalloc seen by CUPTI in that call
   std::optional<double> compile_s;                 // torch.compile's first calls (compiled side)
   std::vector<double> samples_us; // with several ranks: barrier to the slowest rank's end
-  std::vector<measure::SampleStats> per_rank_us; // each rank's own spans; empty for one rank
+  std::vector<SampleStats> per_rank_us; // each rank's own spans; empty for one rank
 };
 
 struct Interval {

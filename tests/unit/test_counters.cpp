@@ -1,8 +1,8 @@
 // The counter derivation over Nsight Compute output recorded on the H200 machine
 // (tests/counters/fixtures/: ncu 2025.3.1, raw CSV pages of the sol and full sets for a copy,
 // an fp16 and an fp32 matmul, a tiny launch-bound kernel and a two-kernel call).
-#include "cli/counters_summary.hpp"
-#include "core/disassembly.hpp"
+#include "report/counters_summary.hpp"
+#include "pipeline/disassembly.hpp"
 #include "counters/kernel_counters.hpp"
 #include "counters/ncu_metrics.hpp"
 #include "counters/ncu_report.hpp"
@@ -280,7 +280,7 @@ TEST(CountersSummary, ShowsTheRunPageFieldsWithUnitsOrReasons) {
   info.candidate_energy.watts = 537;
   info.candidate_energy.calls = 15332;
   info.reference_energy.reason = "unsupported: NVML reports no energy counter for this GPU";
-  const std::string text = kbench::cli::format_counters(info);
+  const std::string text = kbench::report::format_counters(info);
   EXPECT_NE(text.find("bottleneck memory"), std::string::npos) << text;
   EXPECT_NE(text.find("DRAM 86.6 % (4168 GB/s)"), std::string::npos) << text;
   EXPECT_NE(text.find("32 register/thread"), std::string::npos) << text;

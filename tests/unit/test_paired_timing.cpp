@@ -1,6 +1,6 @@
 // The paired R/C timing loop against scripted workers (tests/unit/fakes/timing_worker.py): the
 // clocks reach the result and the flags that explain a change of speed are raised, without a GPU.
-#include "core/paired_timing.hpp"
+#include "pipeline/paired_timing.hpp"
 #include "sandbox/environment.hpp"
 #include "sandbox/worker_client.hpp"
 

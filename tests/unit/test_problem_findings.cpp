@@ -25,7 +25,7 @@ void write(const fs::path& path, const std::map<std::string, compare::Tensor>& t
   compare::write_safetensors(path, file);
 }
 
-const compare::Tolerance kTol{1e-4, 1e-4};
+const Tolerance kTol{1e-4, 1e-4};
 
 class JudgeProblem : public ::testing::Test {
 protected:

@@ -1,4 +1,5 @@
 #include "core/result.hpp"
+#include "measure/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The workers' sandbox (docs/architecture.md, "Sandbox"): small children spawned through
 // Process::spawn with a SandboxPolicy try what a hostile candidate would, and the protections
 // the child reports must match what it could do.
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 #include "sandbox/environment.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/process.hpp"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 // "812.4 µs", "12.35 ms", "1.203 s": always with its unit.
 std::string format_duration_us(double microseconds);
@@ -13,4 +13,4 @@ std::string format_summary(const EvalResult& result);
 // the machine could not evaluate (harness_error, unsupported).
 int exit_code_for(Status status);
 
-} // namespace kbench::cli
+} // namespace kbench::report

@@ -3,7 +3,7 @@
 // section 2, PopcornBench's collective problems): one worker per rank, one request to every
 // rank at once, and the first rank that fails ends the others. A rank whose peer died waits
 // in its collective until its deadline otherwise, and its own "error" only says so.
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 
 #include <functional>
 #include <vector>

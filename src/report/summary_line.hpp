@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 inline void append_summary_line(std::string& out, std::string_view label, std::string_view value) {
   out += fmt::format("{:<11} {}\n", label, value);
 }
 
-} // namespace kbench::cli
+} // namespace kbench::report

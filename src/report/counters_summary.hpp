@@ -5,9 +5,9 @@
 
 #include <string>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 // Lines in the summary's "label      value" layout; empty when there are no counters.
 std::string format_counters(const CountersInfo& counters);
 
-} // namespace kbench::cli
+} // namespace kbench::report

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 struct SuiteRow {
   std::string problem; // as written in the manifest
@@ -20,4 +20,4 @@ struct SuiteRow {
 
 std::string format_suite_table(const std::vector<SuiteRow>& rows);
 
-} // namespace kbench::cli
+} // namespace kbench::report

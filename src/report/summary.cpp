@@ -1,14 +1,14 @@
-#include "cli/summary.hpp"
+#include "report/summary.hpp"
 
-#include "cli/counters_summary.hpp"
-#include "cli/summary_line.hpp"
+#include "report/counters_summary.hpp"
+#include "report/summary_line.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 std::string format_duration_us(double us) {
   if (!std::isfinite(us)) {
@@ -161,4 +161,4 @@ int exit_code_for(Status status) {
   }
 }
 
-} // namespace kbench::cli
+} // namespace kbench::report

@@ -1,4 +1,4 @@
-#include "core/paired_timing.hpp"
+#include "pipeline/paired_timing.hpp"
 
 #include "compare/compare_outputs.hpp"
 #include "core/json_io.hpp"

@@ -1,4 +1,4 @@
-#include "core/profiling.hpp"
+#include "pipeline/profiling.hpp"
 
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"

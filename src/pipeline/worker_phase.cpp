@@ -1,4 +1,4 @@
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 
 #include "core/seeding.hpp"
 #include "sandbox/landlock.hpp"

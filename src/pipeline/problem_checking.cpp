@@ -1,9 +1,9 @@
-#include "core/problem_checking.hpp"
+#include "pipeline/problem_checking.hpp"
 
 #include "core/json_io.hpp"
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>

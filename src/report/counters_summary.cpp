@@ -1,13 +1,13 @@
-#include "cli/counters_summary.hpp"
+#include "report/counters_summary.hpp"
 
-#include "cli/summary_line.hpp"
+#include "report/summary_line.hpp"
 #include "counters/si_format.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-namespace kbench::cli {
+namespace kbench::report {
 namespace {
 
 // A field of counters::to_json: its value in its unit, or "n/a (reason)".
@@ -130,4 +130,4 @@ std::string format_counters(const CountersInfo& c) {
   return out;
 }
 
-} // namespace kbench::cli
+} // namespace kbench::report

@@ -6,7 +6,7 @@
 // spot-checked against the reference's for the same inputs.
 #include "core/options.hpp"
 #include "core/result.hpp"
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 
 #include <filesystem>
 

@@ -5,7 +5,7 @@
 // SOL score, the fraction of the physical limit and the roofline chart: docs/counters.md.
 #include "core/options.hpp"
 #include "core/result.hpp"
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 #include "sched/device_probe.hpp"
 
 #include <filesystem>

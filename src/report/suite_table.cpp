@@ -1,6 +1,6 @@
-#include "cli/suite_table.hpp"
+#include "report/suite_table.hpp"
 
-#include "cli/summary.hpp"
+#include "report/summary.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <array>
 #include <filesystem>
 
-namespace kbench::cli {
+namespace kbench::report {
 
 bool SuiteRow::met_expectation() const {
   if (!result) {
@@ -94,4 +94,4 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows) {
   return out;
 }
 
-} // namespace kbench::cli
+} // namespace kbench::report

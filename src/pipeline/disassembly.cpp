@@ -1,7 +1,7 @@
-#include "core/disassembly.hpp"
+#include "pipeline/disassembly.hpp"
 
 #include "core/source_files.hpp"
-#include "core/worker_phase.hpp"
+#include "pipeline/worker_phase.hpp"
 #include "sched/device_probe.hpp"
 #include "sched/paths.hpp"
 

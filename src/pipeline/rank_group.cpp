@@ -1,4 +1,4 @@
-#include "core/rank_group.hpp"
+#include "pipeline/rank_group.hpp"
 
 #include <fmt/format.h>
 
