@@ -54,32 +54,31 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
                   "stopping rule: relative std to reach (0.005 = 0.5 %)")
       ->capture_default_str();
   command
-      .add_option("--min-time", o.min_time_s, "stopping rule: seconds of measured time per side")
+      .add_option("--min-time", o.min_time, "stopping rule: seconds of measured time per side")
       ->capture_default_str();
   command
-      .add_option("--timing-timeout", o.timing_timeout_s, "wall-clock seconds of sampling at most")
+      .add_option("--timing-timeout", o.timing_timeout, "wall-clock seconds of sampling at most")
       ->capture_default_str();
   command
-      .add_option("--throttle-recovery", o.throttle_recovery_s,
+      .add_option("--throttle-recovery", o.throttle_recovery,
                   "seconds of idle GPU after a block dropped for a low SM clock")
       ->capture_default_str();
   command.add_flag("--warm", o.warm, "no L2 flush before each sample (warm-cache timing)");
-  command.add_flag("!--no-compile-baseline", o.compile_baseline,
+  command.add_flag("--no-compile-baseline", o.no_compile_baseline,
                    "do not time the reference under torch.compile");
   command.add_option("--pool-size", o.pool_size, "fresh input sets the timed calls cycle through")
       ->capture_default_str();
   command
-      .add_option("--iterations", o.timing_iterations,
+      .add_option("--iterations", o.iterations,
                   "fixed timed calls per side, no stopping rule (0: the rule decides)")
       ->capture_default_str();
   command.add_option("--warmup", o.warmup, "untimed calls before timing")->capture_default_str();
-  command.add_flag_function(
-      "--no-timing", [&o](std::int64_t) { o.measure_time = false; }, "check correctness only");
+  command.add_flag("--no-timing", o.no_timing, "check correctness only");
   command.add_option("--profile", o.profile,
                      "after timing, collect hardware counters with Nsight Compute: sol (speed of "
                      "light, roofline, occupancy, launch) or full (adds caches and warp stalls), "
                      "and energy per call; see docs/counters.md");
-  command.add_option("--roofline", o.roofline_svg,
+  command.add_option("--roofline", o.roofline,
                      "with --profile: write the roofline chart (SVG) of both sides' kernels here");
   command.add_option("--python", o.python,
                      "the Python interpreter of the environment with torch (default: the one "

@@ -42,7 +42,7 @@ std::vector<std::string> validate(const EvalOptions& o) {
   if (!o.profile.empty() && o.profile != "sol" && o.profile != "full") {
     problems.push_back("--profile must be sol or full, not '" + o.profile + "'");
   }
-  if (!o.roofline_svg.empty() && o.profile.empty()) {
+  if (!o.roofline.empty() && o.profile.empty()) {
     problems.push_back(
         "--roofline needs --profile sol or --profile full (the chart plots counters)");
   }
@@ -52,10 +52,10 @@ std::vector<std::string> validate(const EvalOptions& o) {
   if (o.compile_timeout.count() <= 0 || o.run_timeout.count() <= 0) {
     problems.push_back("--compile-timeout and --run-timeout must be positive");
   }
-  if (o.timing_iterations < 0 || o.warmup < 0) {
+  if (o.iterations < 0 || o.warmup < 0) {
     problems.push_back("--iterations and --warmup must not be negative");
   }
-  if (o.min_samples < 1 || o.max_noise <= 0 || o.min_time_s < 0 || o.timing_timeout_s <= 0) {
+  if (o.min_samples < 1 || o.max_noise <= 0 || o.min_time < 0 || o.timing_timeout <= 0) {
     problems.push_back("--min-samples must be at least 1, --max-noise and --timing-timeout "
                        "positive and --min-time not negative");
   }

@@ -25,27 +25,28 @@ struct EvalOptions {
   std::optional<double> atol, rtol; // override the per-dtype defaults for floating outputs
   std::chrono::seconds compile_timeout{600};
   std::chrono::seconds run_timeout{300};
-  bool measure_time = true;
+  bool no_timing = false;    // correctness only
   bool compile_only = false; // stop after the static check and the build (a suite's prebuild)
   int warmup = 3;
-  // Measurement (DESIGN section 4). timing_iterations > 0 fixes the samples per side and turns
-  // the stopping rule off (tests, quick looks); 0 samples until the rule is met.
-  int timing_iterations = 0;
+  // Measurement (docs/architecture.md, "The measurement engine"). iterations > 0 fixes the
+  // samples per side and turns the stopping rule off (tests, quick looks); 0 samples until the
+  // rule is met.
+  int iterations = 0;
   int min_samples = 10;
-  double max_noise = 0.005;     // relative std
-  double min_time_s = 0.5;      // measured time per side
-  double timing_timeout_s = 15; // wall clock per evaluation's sampling
-  // Idle after a block dropped for a low SM clock, so the GPU can recover before the next one
-  // (NVBench's --throttle-recovery-delay).
-  double throttle_recovery_s = 0.05;
-  bool warm = false;            // no L2 flush before each sample
-  bool compile_baseline = true; // also time the reference under torch.compile (GPU only)
-  int pool_size = 8;            // input sets R writes for timing
+  double max_noise = 0.005;  // relative std
+  double min_time = 0.5;     // seconds of measured time per side
+  double timing_timeout = 15; // wall-clock seconds per evaluation's sampling
+  // Seconds of idle after a block dropped for a low SM clock, so the GPU can recover before the
+  // next one (NVBench's --throttle-recovery-delay).
+  double throttle_recovery = 0.05;
+  bool warm = false;                // no L2 flush before each sample
+  bool no_compile_baseline = false; // do not time the reference under torch.compile (GPU only)
+  int pool_size = 8;                // input sets R writes for timing
   // Hardware counters after timing (DESIGN section 2, step 7): "" none, "sol" or "full"
-  // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline_svg`: where to write
-  // the roofline chart (empty: nowhere).
+  // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline`: where to write the
+  // roofline chart as SVG (empty: nowhere).
   std::string profile;
-  std::filesystem::path roofline_svg;
+  std::filesystem::path roofline;
   std::string backend = "auto";    // static check's kernel requirement: cuda, triton, cpu, auto
   std::filesystem::path rules;     // static check rule set (JSON); empty: the default set
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default

@@ -144,7 +144,7 @@ private:
     if (!compare_trials()) {
       return;
     }
-    if (m_options.measure_time) {
+    if (!m_options.no_timing) {
       stage("timing");
       const auto timing_start = Clock::now();
       const bool measured = measure(reference, candidate);
@@ -288,7 +288,7 @@ private:
     launch.wrapper = wrapper;
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
     const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
-                           std::chrono::seconds(static_cast<long>(m_options.timing_timeout_s));
+                           std::chrono::seconds(static_cast<long>(m_options.timing_timeout));
     launch.limits.cpu_seconds = cpu_seconds_limit(deadlines);
     m_workers.push_back({phase, launch_worker(launch)});
     record_protections(m_result, m_workers.back().client->protections());
@@ -523,7 +523,7 @@ private:
     const nlohmann::json request = {
         {"op", "time"},
         {"warmup", m_options.warmup},
-        {"iterations", m_options.timing_iterations > 0 ? m_options.timing_iterations : 30},
+        {"iterations", m_options.iterations > 0 ? m_options.iterations : 30},
         {"flush_l2", true}};
     const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
     const RankOutcome outcome = run_ranks(

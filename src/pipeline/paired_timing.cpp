@@ -54,11 +54,11 @@ public:
     measure::StoppingSettings settings;
     settings.min_samples = static_cast<std::size_t>(options.min_samples);
     settings.max_noise = options.max_noise;
-    settings.min_time_s = options.min_time_s;
-    settings.timeout_s = options.timing_timeout_s;
+    settings.min_time_s = options.min_time;
+    settings.timeout_s = options.timing_timeout;
     m_sides.emplace_back(setup.reference, WorkerRole::reference, "eager", settings);
     m_sides.emplace_back(setup.candidate, WorkerRole::candidate, "eager", settings);
-    if (setup.cuda && options.compile_baseline) {
+    if (setup.cuda && !options.no_compile_baseline) {
       m_sides.emplace_back(setup.reference, WorkerRole::reference, "compiled", settings);
     }
   }
@@ -89,8 +89,8 @@ public:
       const double elapsed = wall_seconds();
       bool all_done = true;
       for (auto& side : m_sides) {
-        all_done = all_done && (side.done || elapsed > m_options.timing_timeout_s);
-        if (!side.done && elapsed > m_options.timing_timeout_s) {
+        all_done = all_done && (side.done || elapsed > m_options.timing_timeout);
+        if (!side.done && elapsed > m_options.timing_timeout) {
           side.out.stop_reason = "timeout: " + side.rule.unmet();
         }
       }
@@ -130,7 +130,7 @@ private:
   bool run_block(Side& side, int block, std::vector<double>& kept, PairedTimingOutcome& result) {
     // A side whose rule is met keeps being timed until every side's is: each block must
     // hold R and C together for the paired interval.
-    const int fixed = m_options.timing_iterations;
+    const int fixed = m_options.iterations;
     const int calls = fixed > 0 ? fixed : side.calls_per_block;
     const PhaseOutcome outcome =
         run_phase(*side.worker, request(side, block, calls), m_options.run_timeout, side.role,
@@ -191,7 +191,7 @@ private:
       side.out.throttled_samples_dropped += device.size();
       // A power-capped GPU recovers within tens of ms once idle (bench/timing_fidelity: 1725
       // MHz after 85 ms of fp16 matmul, 1440 MHz after seconds of it).
-      std::this_thread::sleep_for(std::chrono::duration<double>(m_options.throttle_recovery_s));
+      std::this_thread::sleep_for(std::chrono::duration<double>(m_options.throttle_recovery));
       return true;
     }
     const auto calls_facts = body.value("calls", nlohmann::json::array());

@@ -159,13 +159,13 @@ void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides
   const std::string svg =
       counters::roofline_svg(fmt::format("Roofline: {} ({})", specs.row, setup.candidate_path),
                              specs.dram_bandwidth_gbs.value * 1e9, roofs, points);
-  std::ofstream out(setup.options->roofline_svg);
+  std::ofstream out(setup.options->roofline);
   out << svg;
   if (out) {
-    info.roofline_svg = setup.options->roofline_svg.string();
+    info.roofline_svg = setup.options->roofline.string();
   } else {
     info.physical_limit_detail += fmt::format("; the roofline chart could not be written to {}",
-                                              setup.options->roofline_svg.string());
+                                              setup.options->roofline.string());
   }
 }
 
@@ -239,7 +239,7 @@ CountersInfo collect_counters(const ProfileSetup& setup) {
     info.sol_score = candidate.call->call.value("sol_score");
   }
   physical_limit(info, candidate, reference, setup, specs);
-  if (!setup.options->roofline_svg.empty()) {
+  if (!setup.options->roofline.empty()) {
     write_roofline(info, {&candidate, &reference}, setup, specs);
   }
   return info;

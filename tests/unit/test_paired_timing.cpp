@@ -37,11 +37,11 @@ PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::j
   auto r = fake_worker(reference);
   auto c = fake_worker(candidate);
   EvalOptions options;
-  options.compile_baseline = false;
-  options.min_time_s = 1e9;       // never met: the wall-clock cap ends the loop ...
-  options.timing_timeout_s = 0.2; // ... after many blocks
+  options.no_compile_baseline = true;
+  options.min_time = 1e9;       // never met: the wall-clock cap ends the loop ...
+  options.timing_timeout = 0.2; // ... after many blocks
   options.max_noise = 0;
-  options.throttle_recovery_s = throttle_recovery_s;
+  options.throttle_recovery = throttle_recovery_s;
   PairedTimingSetup setup;
   setup.reference = r.get();
   setup.candidate = c.get();
