@@ -5,6 +5,8 @@
 # $OUT/gpu-validate-measure.tgz, even when a step fails or the call runs out of time.
 #
 # Steps:
+#   unit           the unit tests (CTest label unit), on the GPU machine's toolchain
+#   problems-check GPU test CudaProblemsCheck (kbench problems check with device timing)
 #   fidelity       bench/timing_fidelity (kbench vs ncu, CUDA events, do_bench)
 #   repeat-tiny    five whole `kbench eval` runs of the seed's tiny masked broadcast
 #   power-bound    bench/power_bound (an fp16 matmul at the power cap; throttle rule and recovery)
@@ -76,6 +78,11 @@ for step in "$@"; do
         > "$R/pytest-gpu.log" 2>&1
       at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
       ;;
+    unit)
+      (cd build-gpu && timeout "$(limit 180)" ctest -L unit --output-on-failure > "$R/ctest-unit.log" 2>&1)
+      at "ctest unit rc=$? $(grep -E 'tests passed|Failed|\*\*\*' "$R/ctest-unit.log" | tr '\n' ' ' | head -c 400)"
+      ;;
+    problems-check) ctest_step problems-check 200 "CudaProblemsCheck" ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
     disassemble)

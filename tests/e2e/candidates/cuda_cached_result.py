@@ -1,5 +1,5 @@
 """Test candidate for problems/level1/1_relu.py (GPU): computes once per input shape and then
-returns the cached result (hacking.md: caching). Correct on the correctness trials, which are
+returns the cached result (docs/integrity.md, exploit class 10). Correct on the correctness trials, which are
 the first call for each model; wrong on timed calls with fresh inputs, which kbench spot-checks."""
 
 import torch

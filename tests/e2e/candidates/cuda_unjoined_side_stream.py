@@ -1,5 +1,5 @@
 """Test candidate for problems/level1/1_relu.py (GPU): the ReLU runs on a stream of its own that
-the caller's stream never waits on (hacking.md: side streams). Event timing on the caller's
+the caller's stream never waits on (docs/integrity.md, exploit class 6). Event timing on the caller's
 stream sees almost nothing; kbench's CUPTI timing sees the work and flags it."""
 
 import torch
