@@ -1,5 +1,5 @@
 #pragma once
-// Tensor files between processes (DESIGN section 5): the safetensors format.
+// Tensor files between processes (docs/architecture.md, "Formats"): the safetensors format.
 // Layout: 8-byte little-endian header length N, N bytes of JSON header
 // {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {..}},
 // then the data buffer. Reading validates everything: a file from a candidate process is hostile.

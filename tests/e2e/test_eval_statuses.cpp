@@ -1,4 +1,4 @@
-// Every status of DESIGN section 5, reached through the real kbench binary on the CPU, with
+// Every status of docs/architecture.md, "Formats", reached through the real kbench binary on the CPU, with
 // the message a person would act on.
 #include "kbench_runner.hpp"
 

@@ -1,4 +1,4 @@
-"""The worker's half of the measurement engine (DESIGN section 4): blocks of timed calls that
+"""The worker's half of the measurement engine (docs/architecture.md, "The measurement contract"): blocks of timed calls that
 the orchestrator alternates between processes R and C.
 
 Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed and

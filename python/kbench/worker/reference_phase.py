@@ -82,7 +82,7 @@ class ReferenceSession:
         return {"ok": True, "trials": results}
 
     def write_pool(self, request):
-        """The timing pool (DESIGN section 2): sets of inputs with the first trial's shapes and
+        """The timing pool (docs/architecture.md, "The pipeline of one evaluation"): sets of inputs with the first trial's shapes and
         fresh data, each with the reference's outputs so that timed calls can be spot-checked.
         As many as `pool_size`, fewer when they would take more than a fifth of the device's
         memory (2 GiB at most)."""
