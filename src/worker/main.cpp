@@ -1,5 +1,6 @@
 // kbench-worker: embeds the CPython of the chosen environment and runs evaluation phases for
-// the orchestrator (docs/architecture.md, "Processes"). It is started by kbench, never by people, with:
+// the orchestrator (docs/architecture.md, "Processes"). It is started by kbench, never by people,
+// with:
 //   kbench-worker [--python PATH] [--package-dir DIR]
 // Requests arrive on stdin; answers leave on fd 3 so that whatever the problem or the candidate
 // prints on stdout cannot be mistaken for an answer by accident.

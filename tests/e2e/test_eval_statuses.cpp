@@ -1,5 +1,5 @@
-// Every status of docs/architecture.md, "Formats", reached through the real kbench binary on the CPU, with
-// the message a person would act on.
+// Every status of docs/architecture.md, "Formats", reached through the real kbench binary on the
+// CPU, with the message a person would act on.
 #include "kbench_runner.hpp"
 
 #include <gtest/gtest.h>

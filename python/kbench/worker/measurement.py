@@ -1,5 +1,5 @@
-"""The worker's half of the measurement engine (docs/architecture.md, "The measurement contract"): blocks of timed calls that
-the orchestrator alternates between processes R and C.
+"""The worker's half of the measurement engine (docs/architecture.md, "The measurement
+contract"): blocks of timed calls that the orchestrator alternates between processes R and C.
 
 Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed and
 then a clean buffer of twice the L2's size read, on the timing stream outside the timed span
