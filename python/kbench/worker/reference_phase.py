@@ -83,9 +83,9 @@ class ReferenceSession:
 
     def write_pool(self, request):
         """The timing pool (docs/architecture.md, "The pipeline of one evaluation", step 3): sets
-        of inputs with the first trial's shapes and fresh data, each with the reference's outputs so that timed calls can be spot-checked.
-        As many as `pool_size`, fewer when they would take more than a fifth of the device's
-        memory (2 GiB at most)."""
+        of inputs with the first trial's shapes and fresh data, each with the reference's
+        outputs so that timed calls can be spot-checked. As many as `pool_size`, fewer when they
+        would take more than a fifth of the device's memory (2 GiB at most)."""
         import kbench_native
 
         from kernelbench import popcorn_random_inputs
