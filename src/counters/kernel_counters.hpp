@@ -4,6 +4,10 @@
 // precision, roofline position, bottleneck, dominant pipe, SOL score, occupancy, launch shape,
 // caches and warp stalls. No field is ever blank: each has a value (or a word, for the
 // categorical ones) or the reason it has none. docs/counters.md documents every rule.
+// kernel_counters.cpp derives a kernel, call_counters.cpp combines the kernels into the call and
+// counters_json.cpp writes the JSON form, which counters_json.hpp declares and this header
+// includes: whoever derives counters also stores them.
+#include "counters/counters_json.hpp"
 #include "counters/gpu_specs.hpp"
 #include "counters/ncu_report.hpp"
 
@@ -35,8 +39,8 @@ struct KernelCounters {
   std::vector<CounterField> fields;
   std::vector<StallShare> stalls;
   std::string stalls_reason; // when `stalls` is empty
-  // Not reported as fields, for the roofline floor and chart (core/profiling): the FLOP of every
-  // precision, and the peak table's key of the precision doing most of them ("" when none).
+  // Not reported as fields, for the roofline floor and chart (pipeline/profiling): the FLOP of
+  // every precision, and the peak table's key of the precision doing most of them ("" when none).
   double flop = 0;
   std::string peak_key;
 
@@ -57,9 +61,5 @@ KernelCounters derive_kernel(const NcuKernel& kernel, const std::string& set,
 // and percentages, the launch shape of the longest kernel; then the same derivation.
 CallCounters derive_call(const NcuReport& report, const std::string& set, const GpuSpecs& specs,
                          const std::vector<std::string>& own_kernel_names);
-
-nlohmann::json to_json(const CounterField& field);
-nlohmann::json to_json(const KernelCounters& kernel);
-nlohmann::json to_json(const CallCounters& call);
 
 } // namespace kbench::counters

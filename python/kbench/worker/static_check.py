@@ -1,8 +1,8 @@
 """Static rules over a candidate's source (DESIGN section 2, stage 1; docs/static-checks.md).
 
 Each verdict has a rule id, a severity (`reject` or `warn`), a message and the line it points
-at. The rules are code (static_rules.py); which of them run and how severe they are is data: a
-rule set, python/kbench/rules/<name>.json, `default` unless the request names another.
+at. The rules are code (the static_rules package); which of them run and how severe they are
+is data: a rule set, python/kbench/rules/<name>.json, `default` unless the request names another.
 """
 
 import ast
