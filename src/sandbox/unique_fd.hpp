@@ -1,8 +1,8 @@
 #pragma once
 // The one owner of a file descriptor: it closes the fd when it goes, and it moves but never
 // copies, so an fd has exactly one owner and is closed exactly once, on every path out,
-// exceptions included. Like `Fd` in pygpubench. Between fork and exec no owner is made or
-// destroyed: the child works on the ints that `get()` returned in the parent.
+// exceptions included. Between fork and exec no owner is made or destroyed: the child works
+// on the ints that `get()` returned in the parent.
 #include <unistd.h>
 #include <utility>
 
