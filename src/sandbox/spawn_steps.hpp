@@ -18,8 +18,8 @@
 
 namespace kbench::sandbox {
 
-// Fds the parent keeps for the spawn are moved above this number so that none of them can be
-// one of the child's 0..3 slots while the child rearranges them.
+// Fds the parent makes for the spawn (pipes, the ruleset) are moved above this number so that
+// none of them can be one of the child's 0..3 slots while the child rearranges them.
 inline constexpr int kHighFd = 16;
 
 // What the child reports on the exec-error pipe, one fixed-size record per step (a pipe write
