@@ -1,6 +1,9 @@
 #pragma once
-// Landlock helpers shared by the sandboxed spawn (process.cpp) and by a worker that confines
-// itself because a wrapper stands between kbench and it (src/worker/main.cpp).
+// Landlock helpers shared by the sandboxed spawn (the parent builds the ruleset, the child adds
+// its own /proc/<pid> and applies it: child_setup.cpp) and by a worker that confines itself
+// because a wrapper stands between kbench and it (src/worker/main.cpp). landlock.cpp also holds
+// the spawn's ruleset builder, `prepare_landlock`, declared with the rest of the spawn's
+// contract in spawn_steps.hpp so that this header stays free of it.
 
 #include <cstdint>
 #include <filesystem>

@@ -4,6 +4,8 @@
 // the whole group when its time is up (DESIGN section 3). With a SandboxPolicy, also no network,
 // a syscall deny-list and a filesystem allow-list, applied in the child between fork and exec;
 // which of them took effect is reported back by the child (`Process::protections`).
+#include "sandbox/unique_fd.hpp"
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -27,7 +29,7 @@ struct Limits {
 };
 
 // What the child is confined to. Everything is off by default (a plain spawn); the worker
-// launch turns it on (src/core/worker_phase.cpp). See docs/architecture.md, "Sandbox".
+// launch turns it on (src/pipeline/worker_phase.cpp). See docs/architecture.md, "Sandbox".
 struct SandboxPolicy {
   // Own network namespace with only a loopback (unshare CLONE_NEWNET, or CLONE_NEWUSER |
   // CLONE_NEWNET when unprivileged); where neither is allowed, a seccomp filter that denies
@@ -94,10 +96,10 @@ public:
   ~Process(); // kills the group if it is still running
 
   pid_t pid() const { return m_pid; }
-  int request_fd() const { return m_stdin; } // write end of the child's stdin
-  int response_fd() const { return m_response; }
-  int stdout_fd() const { return m_stdout; }
-  int stderr_fd() const { return m_stderr; }
+  int request_fd() const { return m_stdin.get(); } // write end of the child's stdin
+  int response_fd() const { return m_response.get(); }
+  int stdout_fd() const { return m_stdout.get(); }
+  int stderr_fd() const { return m_stderr.get(); }
   void close_request_fd();
   void close_response_fd();
   void close_stdout_fd();
@@ -119,7 +121,7 @@ private:
   const ExitStatus& note_reaped(ExitStatus status); // the status and the moment of the reap
 
   pid_t m_pid = -1;
-  int m_stdin = -1, m_response = -1, m_stdout = -1, m_stderr = -1;
+  UniqueFd m_stdin, m_response, m_stdout, m_stderr;
   std::optional<ExitStatus> m_status;
   std::vector<Protection> m_protections;
   std::chrono::steady_clock::time_point m_spawned_at, m_reaped_at;

@@ -1,0 +1,192 @@
+// Async-signal-safe calls only: everything in this file runs in the child between fork and
+// exec, where the parent's other threads may have held the allocator's or any library's lock
+// at the fork. So no allocation, no stdio, no exceptions, no UniqueFd (its destructor must not
+// run here: the child leaves through execve or _exit only); fds are ints, errors are errno
+// ints, and each step is reported to the parent as a ChildRecord (spawn_steps.hpp). What needs
+// more was prepared by the parent (spawn_prepare.cpp).
+#include "sandbox/landlock.hpp"
+#include "sandbox/spawn_steps.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace kbench::sandbox {
+namespace {
+
+int set_limit(int resource, rlim_t value) {
+  const rlimit limit{value, value};
+  return setrlimit(resource, &limit) == 0 ? 0 : errno;
+}
+
+void report(int fd, int kind, int step, int error) {
+  const ChildRecord record{kind, step, error};
+  [[maybe_unused]] auto written = write(fd, &record, sizeof record);
+}
+
+bool write_file(const char* path, const std::string& text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+int loopback_up() {
+  const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) {
+    return errno;
+  }
+  ifreq request{};
+  std::memcpy(request.ifr_name, "lo", 3);
+  int error = 0;
+  if (ioctl(s, SIOCGIFFLAGS, &request) != 0) {
+    error = errno;
+  } else {
+    request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
+    if (ioctl(s, SIOCSIFFLAGS, &request) != 0) {
+      error = errno;
+    }
+  }
+  close(s);
+  return error;
+}
+
+// Returns true when the network is isolated by a namespace.
+bool isolate_network(const Prepared& prepared, int report_fd) {
+  int error = kNotTried;
+  if (prepared.try_plain_netns) {
+    error = unshare(CLONE_NEWNET) == 0 ? 0 : errno;
+    report(report_fd, kStepRecord, kStepNetUnshare, error);
+  }
+  if (error != 0 && prepared.try_userns) {
+    error = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : errno;
+    if (error == 0) {
+      if (!write_file("/proc/self/setgroups", "deny\n") ||
+          !write_file("/proc/self/uid_map", prepared.uid_map) ||
+          !write_file("/proc/self/gid_map", prepared.gid_map)) {
+        // In a user namespace without a mapping the worker would be nobody: give up.
+        const int saved = errno;
+        report(report_fd, kFatalRecord, 4, saved);
+        _exit(127);
+      }
+      prctl(PR_SET_PDEATHSIG, SIGKILL); // credentials changed
+    }
+    report(report_fd, kStepRecord, kStepNetUserns, error);
+  }
+  if (error != 0) {
+    return false;
+  }
+  report(report_fd, kStepRecord, kStepNetLoopback, loopback_up());
+  return true;
+}
+
+void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_fd,
+                   int landlock_fd) {
+  const auto& limits = spec.limits;
+  if (!limits.core_dumps) {
+    report(report_fd, kStepRecord, kStepCore, set_limit(RLIMIT_CORE, 0));
+  }
+  if (limits.open_files) {
+    report(report_fd, kStepRecord, kStepNofile, set_limit(RLIMIT_NOFILE, *limits.open_files));
+  }
+  if (limits.file_size_bytes) {
+    report(report_fd, kStepRecord, kStepFsize, set_limit(RLIMIT_FSIZE, *limits.file_size_bytes));
+  }
+  if (limits.cpu_seconds) {
+    report(report_fd, kStepRecord, kStepCpu, set_limit(RLIMIT_CPU, *limits.cpu_seconds));
+  }
+  if (prepared.nproc) {
+    report(report_fd, kStepRecord, kStepNproc, set_limit(RLIMIT_NPROC, *prepared.nproc));
+  }
+  const bool namespaced = prepared.isolate_network && isolate_network(prepared, report_fd);
+  const bool need_filter = prepared.filter_syscalls || (prepared.isolate_network && !namespaced);
+  const bool need_landlock = landlock_fd >= 0;
+  if (!need_filter && !need_landlock) {
+    return;
+  }
+  const int nnp = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
+  report(report_fd, kStepRecord, kStepNoNewPrivs, nnp);
+  if (need_landlock) {
+    // CUDA's driver writes beneath the process's own /proc/<pid>: without that, cuInit fails
+    // with error 304 ("OS call failed"), measured on the H200 machine with
+    // scripts/landlock-cuda-probe.py. Only the child knows its pid, so the rule is added here,
+    // to the ruleset the parent prepared; open() follows the /proc/self link to /proc/<pid>.
+    add_own_proc_rule(landlock_fd, prepared.landlock_self_rights);
+    const int error =
+        nnp != 0 ? nnp : (syscall(SYS_landlock_restrict_self, landlock_fd, 0) == 0 ? 0 : errno);
+    close(landlock_fd);
+    report(report_fd, kStepRecord, kStepLandlock, error);
+  }
+  if (need_filter) {
+    // The socket rule only stands in for a namespace that could not be made.
+    const bool socket_rule = prepared.isolate_network && !namespaced;
+    const auto& filter = socket_rule ? prepared.filter_with_socket : prepared.filter_plain;
+    sock_fprog program{static_cast<unsigned short>(filter.size()),
+                       const_cast<sock_filter*>(filter.data())};
+    const int error =
+        nnp != 0 ? nnp
+                 : (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) == 0 ? 0 : errno);
+    report(report_fd, kStepRecord, kStepSeccomp, error);
+  }
+}
+
+} // namespace
+
+// Runs in the child between fork and exec: only async-signal-safe calls.
+[[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,
+                             char* const* envp, const std::array<int, 4>& child_ends,
+                             int error_fd) noexcept {
+  auto fail = [&](int stage) {
+    report(error_fd, kFatalRecord, stage, errno);
+    _exit(127);
+  };
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); // the worker never outlives kbench
+  if (getppid() == 1) {
+    _exit(127); // the parent died before prctl took effect
+  }
+  if (dup2(child_ends[0], 0) < 0 || dup2(child_ends[1], 1) < 0 || dup2(child_ends[2], 2) < 0 ||
+      dup2(child_ends[3], kResponseFd) < 0) {
+    fail(1);
+  }
+  // The exec-error report moves just above the response fd (closed by a successful exec);
+  // the Landlock ruleset just above it (closed once applied); everything above them goes,
+  // whatever the orchestrator had open.
+  const int report_fd = kResponseFd + 1;
+  if (dup2(error_fd, report_fd) < 0 || fcntl(report_fd, F_SETFD, FD_CLOEXEC) < 0) {
+    _exit(127);
+  }
+  error_fd = report_fd;
+  int landlock_fd = -1;
+  if (prepared.landlock_fd.valid()) {
+    landlock_fd = report_fd + 1;
+    if (dup2(prepared.landlock_fd.get(), landlock_fd) < 0) {
+      fail(5);
+    }
+  }
+  syscall(SYS_close_range, (landlock_fd >= 0 ? landlock_fd : report_fd) + 1, ~0U, 0);
+  signal(SIGPIPE, SIG_DFL);
+  if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
+    fail(2);
+  }
+  apply_sandbox(spec, prepared, error_fd, landlock_fd);
+  execve(argv[0], argv, envp);
+  fail(3);
+  _exit(127); // fail() does not return; this tells the compiler
+}
+
+} // namespace kbench::sandbox
