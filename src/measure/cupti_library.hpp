@@ -1,6 +1,6 @@
 #pragma once
 // Finding libcupti at run time and checking that it reads the records kbench was compiled for.
-// Private to the CUPTI side of measure/ (cupti_tracer.cpp, cupti_records.cpp): it includes
+// Private to the CUPTI side of measure/ (cupti_library.cpp, cupti_tracer.cpp): it includes
 // cupti.h, which only those sources are given (src/measure/CMakeLists.txt), so that the rest of
 // kbench, and a build without the CUPTI headers (cupti_tracer_stub.cpp), never see it.
 //
