@@ -41,4 +41,12 @@ std::string demangle_symbol(const char* symbol) {
   return result;
 }
 
+const std::string& Demangler::demangle(const std::string& symbol) {
+  auto it = m_names.find(symbol);
+  if (it == m_names.end()) {
+    it = m_names.emplace(symbol, demangle_symbol(symbol.c_str())).first;
+  }
+  return it->second;
+}
+
 } // namespace kbench::measure

@@ -1,11 +1,12 @@
 #pragma once
-// One piece of GPU work seen by CUPTI, in plain C++ types: the tracer (cupti_tracer.cpp) fills
-// these from CUPTI's records, and the summary (activity_summary.cpp) reads them, so the summary
+// One piece of GPU work seen by CUPTI, in plain C++ types: the tracer converts CUPTI's records
+// into these (cupti_records.cpp), and the summary (activity_summary.cpp) reads them, so the summary
 // and its tests need neither CUPTI nor a GPU.
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace kbench::measure {
 
@@ -45,5 +46,15 @@ std::string_view kind_name(ActivityRecord::Kind kind);
 // The demangled C++ name of a symbol, or the symbol itself when it is not a mangled C++ name
 // (Triton kernels, extern "C") or the demangler rejects it.
 std::string demangle_symbol(const char* symbol);
+
+// demangle_symbol with a memory: a timed loop launches the same few kernels thousands of times,
+// and the demangler allocates on every call.
+class Demangler {
+public:
+  const std::string& demangle(const std::string& symbol);
+
+private:
+  std::unordered_map<std::string, std::string> m_names; // mangled -> demangled
+};
 
 } // namespace kbench::measure

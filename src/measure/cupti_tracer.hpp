@@ -1,8 +1,14 @@
 #pragma once
-// CUPTI activity tracing of the GPU work each timed call causes (DESIGN section 4: device_us
-// spans every kernel, copy and set of the call, on every stream). libcupti is opened with
-// dlopen at run time and nothing links it, libcuda or libcudart, so kbench builds and runs on
-// machines without a GPU and says plainly why tracing is unavailable there.
+// CUPTI activity tracing of the GPU work each timed call causes (docs/architecture.md, "The
+// measurement engine": device_us spans every kernel, copy and set of the call, on every
+// stream). libcupti is opened with dlopen at run time and nothing links it, libcuda or
+// libcudart, so kbench builds and runs on machines without a GPU and says plainly why tracing
+// is unavailable there.
+//
+// Two implementations behind this header, chosen by src/measure/CMakeLists.txt: with the CUPTI
+// headers, cupti_tracer.cpp (buffers and callbacks) over cupti_library.cpp (loading, checks)
+// and cupti_records.cpp (record layouts); without them, cupti_tracer_stub.cpp, which answers
+// "unsupported" to everything. The pimpl keeps cupti.h out of this header either way.
 //
 // CUPTI's activity API has one set of buffer callbacks per process, hence one tracer per
 // process. Typical use around a timed call, from the worker (through kbench_native):
@@ -60,7 +66,7 @@ public:
 private:
   CuptiTracer();
   ~CuptiTracer();
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Impl> m_impl;
 };
 
 // Whether the libcupti the tracer would load steps through kernel, copy, set and memory records

@@ -1,10 +1,11 @@
 #include "measure/nvml_clocks.hpp"
 
+#include "sched/dynamic_library.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <array>
-#include <dlfcn.h>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -33,11 +34,7 @@ struct NvmlApi {
   nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned int*) = nullptr;
 };
 
-template <typename F>
-bool resolve(void* library, const char* name, F& out) {
-  out = reinterpret_cast<F>(dlsym(library, name));
-  return out != nullptr;
-}
+using sched::resolve;
 
 struct NvmlLibrary {
   NvmlApi api;
@@ -51,20 +48,13 @@ struct NvmlLibrary {
 
 NvmlLibrary open_nvml() {
   NvmlLibrary nvml;
-  void* library = nullptr;
-  std::vector<std::string> failures;
-  for (const char* name : {"libnvidia-ml.so.1", "libnvidia-ml.so"}) {
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      break;
-    }
-    const char* error = dlerror();
-    failures.push_back(fmt::format("{} ({})", name, error ? error : "not found"));
-  }
+  const sched::OpenedLibrary opened =
+      sched::open_first_library({"libnvidia-ml.so.1", "libnvidia-ml.so"});
+  void* library = opened.handle;
   if (!library) {
     nvml.error = fmt::format("unsupported: NVML could not be loaded; tried {}. It comes with the "
                              "NVIDIA driver: run on a machine with a GPU and its driver",
-                             fmt::join(failures, ", "));
+                             fmt::join(opened.failures, ", "));
     return nvml;
   }
   NvmlApi& api = nvml.api;
@@ -151,19 +141,19 @@ std::string NvmlClocks::load(const std::string& pci_bus_id) {
                        "reports for the device in use, like \"0000:19:00.0\"",
                        pci_bus_id, nvml.text(rc));
   }
-  device_ = device;
+  m_device = device;
   return {};
 }
 
 ClockReading NvmlClocks::read() const {
   ClockReading reading;
-  if (!device_) {
+  if (!m_device) {
     reading.error = "NVML is not loaded: call nvml_load(pci_bus_id) first and check its answer";
     return reading;
   }
   const NvmlApi& api = nvml_library().api;
-  const auto sm = query_clock(api.clock_info, device_, kClockSm);
-  const auto mem = query_clock(api.clock_info, device_, kClockMem);
+  const auto sm = query_clock(api.clock_info, m_device, kClockSm);
+  const auto mem = query_clock(api.clock_info, m_device, kClockMem);
   if (!sm || !mem) {
     reading.error = "nvmlDeviceGetClockInfo failed for the SM or memory clock";
     return reading;
@@ -171,12 +161,12 @@ ClockReading NvmlClocks::read() const {
   reading.sm_mhz = *sm;
   reading.mem_mhz = *mem;
   if (unsigned long long reasons = 0;
-      api.throttle_reasons && api.throttle_reasons(device_, &reasons) == kNvmlSuccess) {
+      api.throttle_reasons && api.throttle_reasons(m_device, &reasons) == kNvmlSuccess) {
     reading.throttle_reasons = reasons;
     reading.throttle_reason_names = decode_throttle_reasons(reasons);
   }
   if (unsigned int milliwatts = 0;
-      api.power_usage && api.power_usage(device_, &milliwatts) == kNvmlSuccess) {
+      api.power_usage && api.power_usage(m_device, &milliwatts) == kNvmlSuccess) {
     reading.power_mw = milliwatts;
   }
   return reading;
@@ -184,23 +174,23 @@ ClockReading NvmlClocks::read() const {
 
 ClockLimits NvmlClocks::limits() const {
   ClockLimits limits;
-  if (!device_) {
+  if (!m_device) {
     return limits;
   }
   const NvmlApi& api = nvml_library().api;
-  limits.default_sm_mhz = query_clock(api.default_applications_clock, device_, kClockSm);
-  limits.max_sm_mhz = query_clock(api.max_clock_info, device_, kClockSm);
-  limits.max_mem_mhz = query_clock(api.max_clock_info, device_, kClockMem);
+  limits.default_sm_mhz = query_clock(api.default_applications_clock, m_device, kClockSm);
+  limits.max_sm_mhz = query_clock(api.max_clock_info, m_device, kClockSm);
+  limits.max_mem_mhz = query_clock(api.max_clock_info, m_device, kClockMem);
   return limits;
 }
 
 std::optional<std::uint64_t> NvmlClocks::energy_mj() const {
-  if (!device_) {
+  if (!m_device) {
     return std::nullopt;
   }
   const NvmlApi& api = nvml_library().api;
   unsigned long long millijoules = 0;
-  if (api.total_energy && api.total_energy(device_, &millijoules) == kNvmlSuccess) {
+  if (api.total_energy && api.total_energy(m_device, &millijoules) == kNvmlSuccess) {
     return millijoules;
   }
   return std::nullopt;

@@ -1,7 +1,7 @@
 #pragma once
 // GPU clocks, throttle reasons, power and energy from NVML, loaded with dlopen at run time
 // (nothing links libnvidia-ml), so samples taken while the SM clock sagged can be dropped
-// (DESIGN section 4: below 75 % of its default) and the reason said.
+// (docs/architecture.md, "The measurement engine": below 75 % of its default) and the reason said.
 //
 // NVML numbers GPUs its own way and ignores CUDA_VISIBLE_DEVICES, so the device is found by its
 // PCI bus id, the one CUDA reports for the device in use ("0000:19:00.0").
@@ -33,7 +33,7 @@ public:
   // "" when the device at this PCI bus id is ready, else a reason starting with
   // "unsupported: ". May be called again (for another device); NVML is initialised once.
   std::string load(const std::string& pci_bus_id);
-  bool loaded() const { return device_ != nullptr; }
+  bool loaded() const { return m_device != nullptr; }
   ClockReading read() const;
   ClockLimits limits() const;
   // Energy since the driver was loaded, in millijoules; empty when unsupported (pre-Volta, some
@@ -41,7 +41,7 @@ public:
   std::optional<std::uint64_t> energy_mj() const;
 
 private:
-  void* device_ = nullptr; // nvmlDevice_t
+  void* m_device = nullptr; // nvmlDevice_t
 };
 
 // Names of the set bits ("gpu_idle", "sw_power_cap", "hw_thermal_slowdown", ...); unknown bits

@@ -1,9 +1,10 @@
 #include "sched/device_probe.hpp"
 
+#include "sched/dynamic_library.hpp"
+
 #include <fmt/format.h>
 
 #include <cstddef>
-#include <dlfcn.h>
 
 namespace kbench::sched {
 namespace {
@@ -29,27 +30,28 @@ constexpr int kAttrL2CacheSize = 38;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 
-template <typename F>
-F symbol(void* library, const char* name) {
-  return reinterpret_cast<F>(dlsym(library, name));
-}
-
 DeviceProbe run_probe() {
   DeviceProbe probe;
-  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* library = open_first_library({"libcuda.so.1"}).handle;
   if (!library) {
     probe.unavailable_reason = "no NVIDIA driver: libcuda.so.1 could not be loaded";
     return probe;
   }
-  auto cu_init = symbol<cuInit_t>(library, "cuInit");
-  auto cu_version = symbol<cuDriverGetVersion_t>(library, "cuDriverGetVersion");
-  auto cu_count = symbol<cuDeviceGetCount_t>(library, "cuDeviceGetCount");
-  auto cu_get = symbol<cuDeviceGet_t>(library, "cuDeviceGet");
-  auto cu_name = symbol<cuDeviceGetName_t>(library, "cuDeviceGetName");
-  auto cu_attr = symbol<cuDeviceGetAttribute_t>(library, "cuDeviceGetAttribute");
-  auto cu_mem = symbol<cuDeviceTotalMem_t>(library, "cuDeviceTotalMem_v2");
-  auto cu_error = symbol<cuGetErrorString_t>(library, "cuGetErrorString");
-  if (!cu_init || !cu_count || !cu_get || !cu_name || !cu_attr || !cu_mem) {
+  cuInit_t cu_init = nullptr;
+  cuDriverGetVersion_t cu_version = nullptr;
+  cuDeviceGetCount_t cu_count = nullptr;
+  cuDeviceGet_t cu_get = nullptr;
+  cuDeviceGetName_t cu_name = nullptr;
+  cuDeviceGetAttribute_t cu_attr = nullptr;
+  cuDeviceTotalMem_t cu_mem = nullptr;
+  cuGetErrorString_t cu_error = nullptr;
+  // Optional: the version (a fact in the report) and the error text.
+  resolve(library, "cuDriverGetVersion", cu_version);
+  resolve(library, "cuGetErrorString", cu_error);
+  if (!resolve(library, "cuInit", cu_init) || !resolve(library, "cuDeviceGetCount", cu_count) ||
+      !resolve(library, "cuDeviceGet", cu_get) || !resolve(library, "cuDeviceGetName", cu_name) ||
+      !resolve(library, "cuDeviceGetAttribute", cu_attr) ||
+      !resolve(library, "cuDeviceTotalMem_v2", cu_mem)) {
     probe.unavailable_reason = "libcuda.so.1 lacks the driver API entry points kbench needs";
     return probe;
   }
