@@ -62,7 +62,10 @@ public:
                    NullNumbers nulls = NullNumbers::error);
 
   const std::string& path() const { return m_path; }
-  std::string path_of(std::string_view key) const { return m_path + "." + std::string(key); }
+  // "<path>.<key>", or just the key at a document's top level (path "").
+  std::string path_of(std::string_view key) const {
+    return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
+  }
   // The field, or nullptr when absent; marks it read.
   const nlohmann::json* find(std::string_view key) const;
   // The field as a nested object reader; absent or null gives nullopt.
