@@ -59,8 +59,8 @@ struct EvalOptions {
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default
   std::filesystem::path cache_dir; // empty: sched::cache_directory()
   bool keep_scratch = false;
-  // Set by the process that runs the evaluation, not by whoever asks for it: no flag sets them,
-  // and the JSON form leaves them out.
+  // compile_only and this cap on captured worker output are set by the process that runs the
+  // evaluation, not by whoever asks for it: no flag sets them, and the JSON form leaves them out.
   std::size_t output_keep_bytes = 64 * 1024;
 };
 

@@ -88,37 +88,15 @@ TEST(Options, TheTextOfTheDocumentReadsBackTheSame) {
 }
 
 TEST(Options, KeysAreTheFlagNamesWithUnderscores) {
-  EXPECT_EQ(keys_of(to_json(EvalOptions{})), (std::set<std::string>{"atol",
-                                                                    "backend",
-                                                                    "cache_dir",
-                                                                    "candidate",
-                                                                    "compile_timeout",
-                                                                    "device",
-                                                                    "gpu",
-                                                                    "iterations",
-                                                                    "keep_scratch",
-                                                                    "max_noise",
-                                                                    "min_samples",
-                                                                    "min_time",
-                                                                    "no_compile_baseline",
-                                                                    "no_timing",
-                                                                    "pool_size",
-                                                                    "precision",
-                                                                    "problem",
-                                                                    "profile",
-                                                                    "python",
-                                                                    "roofline",
-                                                                    "rtol",
-                                                                    "rules",
-                                                                    "run_timeout",
-                                                                    "seed",
-                                                                    "throttle_recovery",
-                                                                    "timing_timeout",
-                                                                    "trials",
-                                                                    "variant",
-                                                                    "warm",
-                                                                    "warmup",
-                                                                    "world_size"}));
+  // clang-format off
+  const std::set<std::string> flags = {
+      "problem", "candidate", "device", "gpu", "world_size", "trials", "seed", "variant",
+      "precision", "atol", "rtol", "compile_timeout", "run_timeout", "no_timing", "warmup",
+      "iterations", "min_samples", "max_noise", "min_time", "timing_timeout",
+      "throttle_recovery", "warm", "no_compile_baseline", "pool_size", "profile", "roofline",
+      "backend", "rules", "python", "cache_dir", "keep_scratch"};
+  // clang-format on
+  EXPECT_EQ(keys_of(to_json(EvalOptions{})), flags);
 }
 
 TEST(Options, DurationsAreWholeSecondsAndUnsetTolerancesAreNull) {
