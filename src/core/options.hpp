@@ -1,6 +1,13 @@
 #pragma once
 // Everything one evaluation is configured by. The command line fills it; the suite runner and
-// the agent will fill it the same way.
+// the agent will fill it the same way, and a service request, a queued job and a stored record
+// carry it as JSON (`to_json` / `options_from_json`, docs/result-schema.md, "The options
+// document"). Each field is named like its flag, dashes as underscores (--min-time: min_time),
+// so the JSON form, the flags and validate's messages share one vocabulary.
+#include "core/json_io.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -33,8 +40,8 @@ struct EvalOptions {
   // rule is met.
   int iterations = 0;
   int min_samples = 10;
-  double max_noise = 0.005;  // relative std
-  double min_time = 0.5;     // seconds of measured time per side
+  double max_noise = 0.005;   // relative std
+  double min_time = 0.5;      // seconds of measured time per side
   double timing_timeout = 15; // wall-clock seconds per evaluation's sampling
   // Seconds of idle after a block dropped for a low SM clock, so the GPU can recover before the
   // next one (NVBench's --throttle-recovery-delay).
@@ -42,7 +49,7 @@ struct EvalOptions {
   bool warm = false;                // no L2 flush before each sample
   bool no_compile_baseline = false; // do not time the reference under torch.compile (GPU only)
   int pool_size = 8;                // input sets R writes for timing
-  // Hardware counters after timing (DESIGN section 2, step 7): "" none, "sol" or "full"
+  // Hardware counters after timing (docs/counters.md): "" none, "sol" or "full"
   // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline`: where to write the
   // roofline chart as SVG (empty: nowhere).
   std::string profile;
@@ -52,10 +59,41 @@ struct EvalOptions {
   std::filesystem::path python;    // the environment's interpreter; empty: the worker's default
   std::filesystem::path cache_dir; // empty: sched::cache_directory()
   bool keep_scratch = false;
+  // compile_only and this cap on captured worker output are set by the process that runs the
+  // evaluation, not by whoever asks for it: no flag sets them, and the JSON form leaves them out.
   std::size_t output_keep_bytes = 64 * 1024;
 };
 
-// Problems in the options a person can act on ("--trials must be at least 1"); empty if none.
+// The canonical JSON form: one key per field that a flag sets, problem and candidate included,
+// every key always present. Paths are strings; compile_timeout and run_timeout are integer
+// seconds; min_time, timing_timeout and throttle_recovery are seconds as numbers; atol and rtol
+// are null when unset. compile_only and output_keep_bytes are not part of it (see above).
+nlohmann::json to_json(const EvalOptions& options);
+
+// Reads the canonical form back, starting from the defaults, so a partial document is fine and
+// `{}` gives EvalOptions{}. An unknown key, or a key of the wrong type, is an error naming the
+// field: "options.trials: expected an integer, got \"five\"". Ranges are validate's job, not
+// this one's. `path` names the document in errors ("request.options").
+Decoded<EvalOptions> options_from_json(const nlohmann::json& document,
+                                       const std::string& path = "options");
+
+// The part of the canonical form that decides what the result is, for a content-derived
+// evaluation id. It leaves out what only says where the evaluation runs or where its files go:
+// problem and candidate (an id uses their sha256, not their paths), gpu (which of equal GPUs),
+// python (the environment is recorded in the result; a store keys on its torch version if it
+// must), cache_dir, keep_scratch and roofline (where the chart is written).
+nlohmann::json identity_json(const EvalOptions& options);
+
+// A problem in the options a person can act on. The message keeps the flag's spelling
+// ("--trials must be between 1 and 1000"), which is what the command line's users read; `fields`
+// names the fields it is about, for a front end that answers in JSON.
+struct OptionProblem {
+  std::vector<std::string> fields; // "trials"; several when the rule spans them
+  std::string message;
+};
+std::vector<OptionProblem> find_option_problems(const EvalOptions& options);
+
+// The messages of find_option_problems; empty if none.
 std::vector<std::string> validate(const EvalOptions& options);
 
 // "partial-torch" names a bundled rule set (python/kbench/rules); "my/rules.json" is a file.

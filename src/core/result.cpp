@@ -275,7 +275,7 @@ nlohmann::json to_json(const EvalResult& r) {
   };
   return {
       {"schema", kEvalSchema},
-      {"kbench_version", KBENCH_VERSION},
+      {"kbench_version", r.kbench_version},
       {"status", status_name(r.status)},
       {"message", r.message},
       {"log", r.log},

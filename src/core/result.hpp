@@ -1,5 +1,8 @@
 #pragma once
-// The result of one evaluation: the `kbench.eval/1` document (DESIGN section 5).
+// The result of one evaluation: the `kbench.eval/1` document (docs/result-schema.md). `to_json`
+// writes it; `result_from_json` reads a stored one back (kbench report), so that writing what was
+// read gives the same document again.
+#include "core/json_io.hpp"
 #include "core/sample_stats.hpp"
 #include "core/tensor_comparison.hpp"
 
@@ -68,8 +71,8 @@ struct TimingSide {
   bool l2_flush = false;
   SampleStats stats_us;      // device time per call (host time on the CPU)
   SampleStats host_stats_us; // host latency: call to device idle
-  std::string stop_reason; // converged, plateau, fixed, or "timeout: " and what was unmet
-  std::string tracing;     // "cupti" or why not ("unsupported: ...")
+  std::string stop_reason;   // converged, plateau, fixed, or "timeout: " and what was unmet
+  std::string tracing;       // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
   std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
@@ -81,7 +84,7 @@ struct TimingSide {
   std::optional<std::int64_t> peak_memory_bytes;   // allocator peak above the inputs, one call
   std::optional<std::int64_t> raw_allocated_bytes; // cudaMalloc seen by CUPTI in that call
   std::optional<double> compile_s;                 // torch.compile's first calls (compiled side)
-  std::vector<double> samples_us; // with several ranks: barrier to the slowest rank's end
+  std::vector<double> samples_us;       // with several ranks: barrier to the slowest rank's end
   std::vector<SampleStats> per_rank_us; // each rank's own spans; empty for one rank
 };
 
@@ -172,6 +175,7 @@ struct SandboxProtection {
 };
 
 struct EvalResult {
+  std::string kbench_version = KBENCH_VERSION; // of the binary that evaluated it
   Status status = Status::harness_error;
   std::string message; // for every status but ok: what happened and what to do
   std::string log;     // the long form behind the message (traceback, compiler output)
@@ -204,5 +208,11 @@ struct EvalResult {
 };
 
 nlohmann::json to_json(const EvalResult& result);
+
+// Reads a `kbench.eval/1` document. Fields the document derives (correctness's counts and error
+// figures) are recomputed from the trials, not read; keys this version does not know are
+// ignored, missing ones keep their defaults. Another schema, or a field of the wrong type, is an
+// error naming the field ("schema: expected \"kbench.eval/1\", got \"kbench.eval/2\"").
+Decoded<EvalResult> result_from_json(const nlohmann::json& document);
 
 } // namespace kbench
