@@ -47,6 +47,8 @@ std::optional<double> optional_number(const nlohmann::json& value) {
 }
 
 // ---- One time_block answer, read once. A worker answers `setup` with its first block only.
+// The answer is untrusted: a field of the wrong type throws nlohmann's type_error, which
+// `evaluate` reports as a harness error.
 
 struct SetupFacts {
   std::string tracing; // "cupti" or why not
