@@ -609,7 +609,7 @@ private:
     }
     setup.candidate_path = m_result.candidate_path;
     setup.reference_dir = m_scratch / "reference";
-    PairedTimingOutcome outcome = run_paired_timing(m_options, setup);
+    PairedTimingOutcome outcome = run_paired_timing(timing_settings(m_options), setup);
     if (!outcome.ok) {
       fail(outcome.failure.status, outcome.failure.message, outcome.failure.log);
       m_result.timing.spot_checks = outcome.timing.spot_checks;
@@ -639,13 +639,14 @@ private:
     }
     stage("measuring energy per call");
     const auto start = Clock::now();
+    const ProfileSettings settings = profile_settings(m_options);
     EnergySide candidate_energy =
-        measure_energy(*candidate[0], WorkerRole::candidate, m_options, m_result.candidate_path);
+        measure_energy(*candidate[0], WorkerRole::candidate, settings, m_result.candidate_path);
     EnergySide reference_energy =
-        measure_energy(*reference[0], WorkerRole::reference, m_options, "");
+        measure_energy(*reference[0], WorkerRole::reference, settings, "");
     stage("profiling with Nsight Compute");
     ProfileSetup setup;
-    setup.options = &m_options;
+    setup.settings = settings;
     setup.launch = [this](const std::string& phase, WorkerRole role,
                           const std::vector<std::string>& wrapper,
                           const fs::path& directory) -> sandbox::WorkerClient& {

@@ -2,31 +2,182 @@
 
 #include "compare/compare_outputs.hpp"
 #include "core/json_io.hpp"
+#include "core/options.hpp"
 #include "core/stopwatch.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
-#include "measure/stopping_rule.hpp"
+#include "pipeline/timing_flags.hpp"
+#include "pipeline/worker_requests.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
-#include <set>
+#include <map>
 #include <thread>
 
 namespace kbench {
+
+TimingSettings timing_settings(const EvalOptions& options) {
+  TimingSettings settings;
+  settings.iterations = options.iterations;
+  settings.warmup = options.warmup;
+  settings.warm = options.warm;
+  settings.stopping.min_samples = static_cast<std::size_t>(options.min_samples);
+  settings.stopping.max_noise = options.max_noise;
+  settings.stopping.min_time_s = options.min_time;
+  settings.stopping.timeout_s = options.timing_timeout;
+  settings.throttle_recovery_s = options.throttle_recovery;
+  settings.compile_baseline = !options.no_compile_baseline;
+  settings.atol = options.atol;
+  settings.rtol = options.rtol;
+  settings.run_timeout = options.run_timeout;
+  return settings;
+}
+
 namespace {
 
 // A block should hold about this much measured time: short enough that drift hits R and C
 // alike, long enough that the round trip to the worker is small beside it.
 constexpr double kBlockTargetUs = 20000;
 constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
-// A block whose SM clock fell under this share of the default clock is dropped (throttling).
-constexpr double kThrottleShare = 0.75;
 
 std::optional<double> optional_number(const nlohmann::json& value) {
   return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+
+// ---- One time_block answer, read once. A worker answers `setup` with its first block only.
+// The answer is untrusted: a field of the wrong type throws nlohmann's type_error, which
+// `evaluate` reports as a harness error.
+
+struct SetupFacts {
+  std::string tracing; // "cupti" or why not
+  std::optional<double> tracing_overhead_us, default_sm_mhz;
+  bool l2_flush = false;
+  std::vector<std::string> own_kernels;
+};
+
+// What CUPTI saw in one timed call.
+struct CallFacts {
+  int kernel_count = 0, copy_count = 0, set_count = 0;
+  double kernel_us = 0, own_kernel_us = 0;
+  bool off_caller_stream = false, legacy_stream = false;
+  double off_stream_tail_us = 0;
+  std::map<std::string, int> kernels_by_name;
+};
+
+// A timed call whose times are valid (a failed reading is negative and is left out).
+struct TimedCall {
+  double device_us = 0, host_us = 0;
+  std::optional<CallFacts> facts; // when the worker reported them for this call
+};
+
+// A timed call's outputs, written for a spot check.
+struct KeptOutput {
+  int call = 0, pool_index = 0;
+  std::string file;
+};
+
+struct BlockAnswer {
+  std::optional<SetupFacts> setup;
+  std::optional<std::int64_t> peak_memory_bytes, raw_allocated_bytes;
+  std::optional<double> compile_s; // torch.compile's first calls (the compiled target)
+  std::string method;
+  std::vector<KeptOutput> kept_outputs;
+  std::vector<double> sm_mhz, mem_mhz; // NVML's readings before and after the block
+  std::vector<std::string> clock_reasons;
+  std::size_t timed_calls = 0;  // every call timed, valid or not
+  std::vector<TimedCall> calls; // the valid ones, in order
+};
+
+std::vector<KeptOutput> kept_outputs(const nlohmann::json& body) {
+  std::vector<KeptOutput> kept;
+  for (const auto& output : body.value("kept_outputs", nlohmann::json::array())) {
+    kept.push_back(
+        {output.value("call", 0), output.value("pool_index", 0), output.value("file", "")});
+  }
+  return kept;
+}
+
+std::vector<double> clock_readings(const nlohmann::json& body, const char* key) {
+  std::vector<double> readings;
+  for (const auto& mhz : body.value(key, nlohmann::json::array())) {
+    if (mhz.is_number()) {
+      readings.push_back(mhz.get<double>());
+    }
+  }
+  return readings;
+}
+
+CallFacts call_facts(const nlohmann::json& facts) {
+  CallFacts call;
+  call.kernel_count = facts.value("kernel_count", 0);
+  call.copy_count = facts.value("copy_count", 0);
+  call.set_count = facts.value("set_count", 0);
+  call.kernel_us = facts.value("kernel_us", 0.0);
+  call.own_kernel_us = facts.value("own_kernel_us", 0.0);
+  call.off_caller_stream = facts.value("off_caller_stream", false);
+  call.legacy_stream = facts.value("legacy_stream", false);
+  call.off_stream_tail_us = facts.value("off_stream_tail_us", 0.0);
+  call.kernels_by_name = facts.value("kernels_by_name", std::map<std::string, int>{});
+  return call;
+}
+
+BlockAnswer parse_block(const nlohmann::json& body) {
+  BlockAnswer answer;
+  if (body.contains("setup")) {
+    const auto& setup = body["setup"];
+    answer.setup = SetupFacts{setup.value("tracing", ""),
+                              optional_number(setup.value("tracing_overhead_us", nlohmann::json())),
+                              optional_number(setup.value("default_sm_mhz", nlohmann::json())),
+                              setup.value("l2_flush_bytes", 0) > 0,
+                              setup.value("own_kernels", std::vector<std::string>{})};
+  }
+  if (body.contains("memory") && body["memory"].is_object()) {
+    const auto& memory = body["memory"];
+    if (memory.contains("allocator_peak_bytes")) {
+      answer.peak_memory_bytes = memory["allocator_peak_bytes"].get<std::int64_t>();
+    }
+    if (memory.contains("raw_allocated_bytes")) {
+      answer.raw_allocated_bytes = memory["raw_allocated_bytes"].get<std::int64_t>();
+    }
+  }
+  if (body.contains("compile_s")) {
+    answer.compile_s = optional_number(body["compile_s"]);
+  }
+  answer.method = body.value("method", "");
+  answer.kept_outputs = kept_outputs(body);
+  answer.sm_mhz = clock_readings(body, "sm_mhz");
+  answer.mem_mhz = clock_readings(body, "mem_mhz");
+  answer.clock_reasons = body.value("clock_reasons", std::vector<std::string>{});
+
+  const auto host = number_array(body, "host_us");
+  const auto device = body.contains("device_us") ? number_array(body, "device_us") : host;
+  const auto facts = body.value("calls", nlohmann::json::array());
+  answer.timed_calls = device.size();
+  for (std::size_t i = 0; i < device.size(); ++i) {
+    if (device[i] < 0 || (i < host.size() && host[i] < 0)) {
+      continue;
+    }
+    TimedCall call{device[i], i < host.size() ? host[i] : device[i], std::nullopt};
+    if (i < facts.size()) {
+      call.facts = call_facts(facts[i]);
+    }
+    answer.calls.push_back(std::move(call));
+  }
+  return answer;
+}
+
+// Widens [low, high] by a block's readings of one clock; returns the block's lowest (0: none).
+double fold_clock(const std::vector<double>& readings, std::optional<double>& low,
+                  std::optional<double>& high) {
+  double block_low = 0;
+  for (const double v : readings) {
+    block_low = block_low == 0 ? v : std::min(block_low, v);
+    low = low ? std::min(*low, v) : v;
+    high = high ? std::max(*high, v) : v;
+  }
+  return block_low;
 }
 
 // One side's samples and what its blocks reported.
@@ -41,6 +192,7 @@ struct Side {
   measure::StoppingRule rule;
   std::vector<double> device_us, host_us, launches;
   std::vector<double> kernel_us, own_us;
+  std::vector<double> block_us; // the last block's samples, for the paired blocks
   std::map<std::string, int> kernels_per_call;
   TimingSide out;
   bool done = false;
@@ -49,18 +201,16 @@ struct Side {
 
 class PairedTiming {
 public:
-  PairedTiming(const EvalOptions& options, const PairedTimingSetup& setup)
-      : m_options(options), m_setup(setup) {
-    measure::StoppingSettings settings;
-    settings.min_samples = static_cast<std::size_t>(options.min_samples);
-    settings.max_noise = options.max_noise;
-    settings.min_time_s = options.min_time;
-    settings.timeout_s = options.timing_timeout;
-    m_sides.emplace_back(setup.reference, WorkerRole::reference, "eager", settings);
-    m_sides.emplace_back(setup.candidate, WorkerRole::candidate, "eager", settings);
-    if (setup.cuda && !options.no_compile_baseline) {
-      m_sides.emplace_back(setup.reference, WorkerRole::reference, "compiled", settings);
+  PairedTiming(const TimingSettings& settings, const PairedTimingSetup& setup)
+      : m_settings(settings), m_setup(setup) {
+    m_sides.emplace_back(setup.reference, WorkerRole::reference, "eager", settings.stopping);
+    m_sides.emplace_back(setup.candidate, WorkerRole::candidate, "eager", settings.stopping);
+    if (setup.cuda && settings.compile_baseline) {
+      m_sides.emplace_back(setup.reference, WorkerRole::reference, "compiled", settings.stopping);
     }
+    m_seen.cuda = setup.cuda;
+    m_seen.input_bytes = setup.input_bytes;
+    m_seen.peak_bandwidth_bytes_per_s = setup.peak_bandwidth_bytes_per_s;
   }
 
   PairedTimingOutcome run() {
@@ -69,7 +219,7 @@ public:
       std::vector<std::vector<double>> block_samples(m_sides.size());
       for (std::size_t s = 0; s < m_sides.size(); ++s) {
         Side& side = m_sides[s];
-        if (!run_block(side, block, block_samples[s], result)) {
+        if (!time_block(side, block, result)) {
           if (side.target == "compiled") {
             // A baseline torch cannot compile is a fact about torch, not the evaluation.
             result.timing.compiled_skipped_reason = result.failure.message;
@@ -79,18 +229,20 @@ public:
           }
           return result;
         }
+        block_samples[s] = side.block_us;
       }
       if (!block_samples[0].empty() && !block_samples[1].empty()) {
-        m_blocks.push_back({block_samples[0], block_samples[1]});
+        m_seen.blocks.push_back({block_samples[0], block_samples[1]});
         if (m_sides.size() > 2 && !block_samples[2].empty()) {
           m_compiled_blocks.push_back({block_samples[2], block_samples[1]});
         }
       }
       const double elapsed = wall_seconds();
+      const double cap_s = m_settings.stopping.timeout_s;
       bool all_done = true;
       for (auto& side : m_sides) {
-        all_done = all_done && (side.done || elapsed > m_options.timing_timeout);
-        if (!side.done && elapsed > m_options.timing_timeout) {
+        all_done = all_done && (side.done || elapsed > cap_s);
+        if (!side.done && elapsed > cap_s) {
           side.out.stop_reason = "timeout: " + side.rule.unmet();
         }
       }
@@ -102,7 +254,7 @@ public:
       return result;
     }
     finish(result.timing);
-    if (const auto decoy = decoy_kernels(result.timing); !decoy.empty()) {
+    if (const auto decoy = decoy_kernels(result.timing, m_seen); !decoy.empty()) {
       result.failure.status = Status::incorrect;
       result.failure.message = decoy;
       return result;
@@ -112,60 +264,65 @@ public:
   }
 
 private:
-  nlohmann::json request(const Side& side, int block, int calls) const {
-    nlohmann::json r = {{"op", "time_block"},
-                        {"block", block},
-                        {"calls", calls},
-                        {"target", side.target},
-                        {"warm", m_options.warm},
-                        {"pool_size", m_setup.pool_size},
-                        {"warmup", block == 0 ? m_options.warmup : 0},
-                        {"memory", block == 0 && side.target == "eager"}};
-    if (block == 0 && side.role == WorkerRole::candidate) {
-      r["keep_outputs"] = {0};
-    }
-    return r;
+  requests::TimeBlock block_request(const Side& side, int block, int calls) const {
+    return {.block = block,
+            .calls = calls,
+            .target = side.target,
+            .warm = m_settings.warm,
+            .pool_size = m_setup.pool_size,
+            .warmup = block == 0 ? m_settings.warmup : 0,
+            .memory = block == 0 && side.target == "eager",
+            .keep_first_output = block == 0 && side.role == WorkerRole::candidate};
   }
 
-  bool run_block(Side& side, int block, std::vector<double>& kept, PairedTimingOutcome& result) {
+  // One block of `side`; false when its worker failed (result.failure says how).
+  bool time_block(Side& side, int block, PairedTimingOutcome& result) {
     // A side whose rule is met keeps being timed until every side's is: each block must
     // hold R and C together for the paired interval.
-    const int fixed = m_options.iterations;
+    const int fixed = m_settings.iterations;
     const int calls = fixed > 0 ? fixed : side.calls_per_block;
     const PhaseOutcome outcome =
-        run_phase(*side.worker, request(side, block, calls), m_options.run_timeout, side.role,
+        run_phase(*side.worker, requests::time_block(block_request(side, block, calls)),
+                  m_settings.run_timeout, side.role,
                   side.role == WorkerRole::candidate ? "timing ModelNew" : "timing the reference",
                   m_setup.candidate_path);
     if (!outcome.ok) {
       result.failure = outcome;
       return false;
     }
-    const auto& body = outcome.body;
-    if (body.contains("setup")) {
-      const auto& setup = body["setup"];
-      side.out.tracing = setup.value("tracing", "");
-      side.out.tracing_overhead_us =
-          optional_number(setup.value("tracing_overhead_us", nlohmann::json()));
-      side.out.default_sm_mhz = optional_number(setup.value("default_sm_mhz", nlohmann::json()));
-      side.out.l2_flush = setup.value("l2_flush_bytes", 0) > 0;
+    const BlockAnswer answer = parse_block(outcome.body);
+    spot_check(answer.kept_outputs, result.timing);
+    if (!fold(side, answer)) {
+      // A power-capped GPU recovers within tens of ms once idle (bench/timing_fidelity: 1725
+      // MHz after 85 ms of fp16 matmul, 1440 MHz after seconds of it).
+      std::this_thread::sleep_for(std::chrono::duration<double>(m_settings.throttle_recovery_s));
+    }
+    return true;
+  }
+
+  // Adds one block's answer to its side; false when the block ran throttled and was dropped.
+  bool fold(Side& side, const BlockAnswer& answer) {
+    side.block_us.clear();
+    if (answer.setup) {
+      side.out.tracing = answer.setup->tracing;
+      side.out.tracing_overhead_us = answer.setup->tracing_overhead_us;
+      side.out.default_sm_mhz = answer.setup->default_sm_mhz;
+      side.out.l2_flush = answer.setup->l2_flush;
       if (side.role == WorkerRole::candidate) {
-        m_own_kernels = setup.value("own_kernels", std::vector<std::string>{});
+        m_seen.own_kernels = answer.setup->own_kernels;
       }
     }
-    if (body.contains("memory") && body["memory"].is_object()) {
-      const auto& memory = body["memory"];
-      if (memory.contains("allocator_peak_bytes")) {
-        side.out.peak_memory_bytes = memory["allocator_peak_bytes"].get<std::int64_t>();
-      }
-      if (memory.contains("raw_allocated_bytes")) {
-        side.out.raw_allocated_bytes = memory["raw_allocated_bytes"].get<std::int64_t>();
-      }
+    if (answer.peak_memory_bytes) {
+      side.out.peak_memory_bytes = answer.peak_memory_bytes;
     }
-    if (body.contains("compile_s") && side.target == "compiled" && !side.out.compile_s) {
-      side.out.compile_s = optional_number(body["compile_s"]);
+    if (answer.raw_allocated_bytes) {
+      side.out.raw_allocated_bytes = answer.raw_allocated_bytes;
+    }
+    if (answer.compile_s && side.target == "compiled" && !side.out.compile_s) {
+      side.out.compile_s = answer.compile_s;
       // torch.compile's build (14 s for a ReLU on the H200) is not measurement: left in, it
       // used up the wall-clock cap and every side stopped after one block.
-      m_excluded_s += side.out.compile_s.value_or(0);
+      m_excluded_s += *side.out.compile_s;
     }
     if (side.target == "compiled" && side.out.tracing.empty()) {
       // The same process as the eager reference: its setup answer came with that side's block.
@@ -174,53 +331,40 @@ private:
       side.out.default_sm_mhz = m_sides[0].out.default_sm_mhz;
       side.out.l2_flush = m_sides[0].out.l2_flush;
     }
-    side.out.method = body.value("method", "");
+    side.out.method = answer.method;
     side.out.blocks += 1;
-    spot_check(body, result.timing);
 
-    const auto host = number_array(body, "host_us");
-    const auto device = body.contains("device_us") ? number_array(body, "device_us") : host;
     // Throttling: the block's SM clock, before and after, against the default clock.
-    const double low_clock = fold_clock(body, "sm_mhz", side.out.min_sm_mhz, side.out.max_sm_mhz);
-    fold_clock(body, "mem_mhz", side.out.min_mem_mhz, side.out.max_mem_mhz);
-    for (const auto& reason : body.value("clock_reasons", std::vector<std::string>{})) {
-      side.out.clock_reasons.insert(reason);
+    const double low_clock = fold_clock(answer.sm_mhz, side.out.min_sm_mhz, side.out.max_sm_mhz);
+    fold_clock(answer.mem_mhz, side.out.min_mem_mhz, side.out.max_mem_mhz);
+    side.out.clock_reasons.insert(answer.clock_reasons.begin(), answer.clock_reasons.end());
+    if (throttled_block(low_clock, side.out.default_sm_mhz)) {
+      side.out.throttled_samples_dropped += answer.timed_calls;
+      return false;
     }
-    if (side.out.default_sm_mhz && low_clock > 0 &&
-        low_clock < kThrottleShare * *side.out.default_sm_mhz) {
-      side.out.throttled_samples_dropped += device.size();
-      // A power-capped GPU recovers within tens of ms once idle (bench/timing_fidelity: 1725
-      // MHz after 85 ms of fp16 matmul, 1440 MHz after seconds of it).
-      std::this_thread::sleep_for(std::chrono::duration<double>(m_options.throttle_recovery));
-      return true;
-    }
-    const auto calls_facts = body.value("calls", nlohmann::json::array());
-    for (std::size_t i = 0; i < device.size(); ++i) {
-      if (device[i] < 0 || (i < host.size() && host[i] < 0)) {
-        continue;
-      }
-      side.device_us.push_back(device[i]);
-      side.host_us.push_back(i < host.size() ? host[i] : device[i]);
-      kept.push_back(device[i]);
-      if (i < calls_facts.size()) {
-        const auto& facts = calls_facts[i];
-        side.launches.push_back(facts.value("kernel_count", 0));
-        side.kernel_us.push_back(facts.value("kernel_us", 0.0));
-        side.own_us.push_back(facts.value("own_kernel_us", 0.0));
-        note_flags(side, facts);
+    const int fixed = m_settings.iterations;
+    for (const TimedCall& call : answer.calls) {
+      side.device_us.push_back(call.device_us);
+      side.host_us.push_back(call.host_us);
+      side.block_us.push_back(call.device_us);
+      if (call.facts) {
+        side.launches.push_back(call.facts->kernel_count);
+        side.kernel_us.push_back(call.facts->kernel_us);
+        side.own_us.push_back(call.facts->own_kernel_us);
+        note_flags(side, *call.facts);
         if (side.kernels_per_call.empty()) {
-          side.kernels_per_call = facts.value("kernels_by_name", std::map<std::string, int>{});
+          side.kernels_per_call = call.facts->kernels_by_name;
         }
       }
       if (fixed > 0) {
         side.done = side.device_us.size() >= static_cast<std::size_t>(fixed);
         side.out.stop_reason = "fixed";
       } else if (!side.done) {
-        const auto reason = side.rule.add(device[i], wall_seconds());
+        const auto reason = side.rule.add(call.device_us, wall_seconds());
         if (reason != measure::StopReason::none) {
           side.done = true;
           // A timeout says which of the rule's conditions were still unmet, whether the side's
-          // own rule or the paired loop below saw the cap first.
+          // own rule or the paired loop saw the cap first.
           side.out.stop_reason = reason == measure::StopReason::timeout
                                      ? "timeout: " + side.rule.unmet()
                                      : measure::stop_reason_name(reason);
@@ -237,103 +381,54 @@ private:
 
   double wall_seconds() const { return seconds_since(m_start) - m_excluded_s; }
 
-  // Widens the range [low, high] to hold v.
-  static void widen(std::optional<double>& low, std::optional<double>& high, double v) {
-    low = low ? std::min(*low, v) : v;
-    high = high ? std::max(*high, v) : v;
-  }
-
-  // Widens [low, high] by the block's readings of one clock; returns the block's lowest (0: none).
-  static double fold_clock(const nlohmann::json& body, const char* key, std::optional<double>& low,
-                           std::optional<double>& high) {
-    double block_low = 0;
-    for (const auto& mhz : body.value(key, nlohmann::json::array())) {
-      if (mhz.is_number()) {
-        const double v = mhz.get<double>();
-        block_low = block_low == 0 ? v : std::min(block_low, v);
-        widen(low, high, v);
-      }
-    }
-    return block_low;
-  }
-
-  // What NVML saw around the blocks of every side, for a sentence about a change of speed.
-  std::string clock_facts() const {
-    std::optional<double> sm_low, sm_high, mem_low, mem_high;
-    std::set<std::string> reasons;
-    for (const auto& side : m_sides) {
-      for (const auto& v : {side.out.min_sm_mhz, side.out.max_sm_mhz}) {
-        if (v) {
-          widen(sm_low, sm_high, *v);
-        }
-      }
-      for (const auto& v : {side.out.min_mem_mhz, side.out.max_mem_mhz}) {
-        if (v) {
-          widen(mem_low, mem_high, *v);
-        }
-      }
-      reasons.insert(side.out.clock_reasons.begin(), side.out.clock_reasons.end());
-    }
-    if (!sm_low) {
-      return "no NVML clock readings; another process on the GPU is one cause";
-    }
-    return fmt::format("SM clock {:.0f}-{:.0f} MHz, memory clock {:.0f}-{:.0f} MHz, NVML's "
-                       "reasons for lower clocks: {}; with steady clocks, suspect another process "
-                       "on the GPU",
-                       *sm_low, *sm_high, mem_low.value_or(0), mem_high.value_or(0),
-                       reasons.empty() ? "none" : fmt::format("{}", fmt::join(reasons, ", ")));
-  }
-
-  void note_flags(Side& side, const nlohmann::json& facts) {
+  // What the flags count: the candidate's calls as CUPTI traced them.
+  void note_flags(const Side& side, const CallFacts& call) {
     if (side.role != WorkerRole::candidate || side.out.method != "cupti") {
       return;
     }
-    if (facts.value("kernel_count", 0) + facts.value("copy_count", 0) +
-            facts.value("set_count", 0) ==
-        0) {
-      ++m_no_work_calls;
+    if (call.kernel_count + call.copy_count + call.set_count == 0) {
+      ++m_seen.no_work_calls;
     }
-    if (facts.value("off_caller_stream", false)) {
-      ++m_off_stream_calls;
-      m_legacy_stream = m_legacy_stream || facts.value("legacy_stream", false);
-      m_off_stream_tail_us = std::max(m_off_stream_tail_us, facts.value("off_stream_tail_us", 0.0));
+    if (call.off_caller_stream) {
+      ++m_seen.off_stream_calls;
+      m_seen.legacy_stream = m_seen.legacy_stream || call.legacy_stream;
+      m_seen.off_stream_tail_us = std::max(m_seen.off_stream_tail_us, call.off_stream_tail_us);
     }
   }
 
   // The candidate's timed outputs against the reference's outputs for the same input set.
-  void spot_check(const nlohmann::json& body, TimingInfo& timing) {
-    for (const auto& kept : body.value("kept_outputs", nlohmann::json::array())) {
-      const int pool_index = kept.value("pool_index", 0);
+  void spot_check(const std::vector<KeptOutput>& kept_outputs, TimingInfo& timing) {
+    for (const auto& kept : kept_outputs) {
       const auto reference =
           m_setup.pool_size > 0
-              ? m_setup.reference_dir / fmt::format("pool_{}.outputs.safetensors", pool_index)
+              ? m_setup.reference_dir / fmt::format("pool_{}.outputs.safetensors", kept.pool_index)
               : m_setup.reference_dir / "trial_0.outputs.safetensors";
-      const auto comparison = compare::compare_output_files(kept.value("file", ""), reference,
-                                                            {m_options.atol, m_options.rtol});
-      timing.spot_checks.push_back(fmt::format("timed call {} (input set {}): {}",
-                                               kept.value("call", 0), pool_index,
+      const auto comparison =
+          compare::compare_output_files(kept.file, reference, {m_settings.atol, m_settings.rtol});
+      timing.spot_checks.push_back(fmt::format("timed call {} (input set {}): {}", kept.call,
+                                               kept.pool_index,
                                                comparison.passed ? "passed" : comparison.failure));
       if (!comparison.passed) {
         m_spot_failure = fmt::format("an output produced while timing differs from the "
                                      "reference's for the same inputs (input set {}): {}",
-                                     pool_index, comparison.failure);
+                                     kept.pool_index, comparison.failure);
       }
     }
   }
 
   bool spot_check_last_call(PairedTimingOutcome& result) {
     Side& candidate = m_sides[1];
-    nlohmann::json r = request(candidate, 1, 1);
-    r["keep_outputs"] = {0};
-    r["memory"] = false;
+    requests::TimeBlock last = block_request(candidate, 1, 1);
+    last.keep_first_output = true;
+    last.memory = false;
     const PhaseOutcome outcome =
-        run_phase(*candidate.worker, r, m_options.run_timeout, WorkerRole::candidate,
-                  "timing ModelNew", m_setup.candidate_path);
+        run_phase(*candidate.worker, requests::time_block(last), m_settings.run_timeout,
+                  WorkerRole::candidate, "timing ModelNew", m_setup.candidate_path);
     if (!outcome.ok) {
       result.failure = outcome;
       return false;
     }
-    spot_check(outcome.body, result.timing);
+    spot_check(kept_outputs(outcome.body), result.timing);
     if (!m_spot_failure.empty()) {
       result.failure.status = Status::incorrect;
       result.failure.message = m_spot_failure;
@@ -371,7 +466,7 @@ private:
     }
     // A bootstrap over fewer blocks than this says nothing (one block: a zero-width interval).
     constexpr std::size_t kMinBlocksForInterval = 5;
-    if (const auto estimate = measure::paired_speedup(m_blocks)) {
+    if (const auto estimate = measure::paired_speedup(m_seen.blocks)) {
       timing.speedup = estimate->speedup;
       if (estimate->blocks >= kMinBlocksForInterval) {
         timing.speedup_ci = Interval{estimate->low, estimate->high};
@@ -392,125 +487,24 @@ private:
     if (ref.launches_per_call && cand.launches_per_call && *cand.launches_per_call > 0) {
       timing.fusion_ratio = *ref.launches_per_call / *cand.launches_per_call;
     }
-    add_flags(timing);
+    add_flags(timing, m_seen);
   }
 
-  // A candidate that declares kernels of its own and never runs them in timed calls did its
-  // work with torch's or a library's kernels (hacking.md: decoy kernels).
-  std::string decoy_kernels(const TimingInfo& timing) const {
-    const auto& cand = *timing.candidate;
-    if (m_own_kernels.empty() || cand.method != "cupti" || !cand.own_kernel_share ||
-        *cand.own_kernel_share > 0) {
-      return {};
-    }
-    std::string names;
-    for (const auto& name : m_own_kernels) {
-      names += (names.empty() ? "" : ", ") + name;
-    }
-    return fmt::format("integrity check failed: the candidate's own kernels ({}) never ran in "
-                       "{} timed calls; all of its GPU time was in other kernels (torch's or a "
-                       "library's)",
-                       names, cand.stats_us.n);
-  }
-
-  void add_flags(TimingInfo& timing) {
-    const auto& cand = *timing.candidate;
-    const std::size_t n = m_sides[1].device_us.size();
-    // A sustained tensor-core load can hold the H200 under its power cap at 1440 MHz, below the
-    // 75 % line (measured by bench/timing_fidelity): the dropped blocks must be visible.
-    for (const auto& side : m_sides) {
-      if (side.out.throttled_samples_dropped == 0) {
-        continue;
-      }
-      const std::string who = side.target == "compiled"            ? "the torch.compile baseline"
-                              : side.role == WorkerRole::candidate ? "the candidate"
-                                                                   : "the reference";
-      timing.flags.push_back(
-          {"throttled",
-           fmt::format("{} of {}'s samples were taken below {:.0f} % of the default SM clock "
-                       "({:.0f} MHz) and dropped ({}){}",
-                       side.out.throttled_samples_dropped, who, kThrottleShare * 100,
-                       side.out.default_sm_mhz.value_or(0), clock_facts(),
-                       side.device_us.empty() ? "; none was left, so no time is reported for it"
-                                              : "")});
-    }
-    if (m_no_work_calls > 0) {
-      timing.flags.push_back(
-          {"no_gpu_work",
-           fmt::format("{} of {} timed calls of the candidate caused no GPU work (no kernel, copy "
-                       "or set): its result was computed elsewhere or earlier",
-                       m_no_work_calls, n)});
-    }
-    if (m_off_stream_calls > 0) {
-      timing.flags.push_back(
-          {"off_stream_work",
-           fmt::format("in {} of {} timed calls the candidate ran GPU work on {} (up to {:.1f} µs "
-                       "after the caller's stream finished): event timing on the caller's stream "
-                       "would miss it; the device time here includes it",
-                       m_off_stream_calls, n,
-                       m_legacy_stream ? "the legacy default stream"
-                                       : "a stream other than the caller's",
-                       m_off_stream_tail_us)});
-    }
-    if (const auto& bandwidth = m_setup.peak_bandwidth_bytes_per_s;
-        bandwidth && m_setup.input_bytes > 0 && cand.stats_us.n > 0) {
-      const double floor_us = static_cast<double>(m_setup.input_bytes) / *bandwidth * 1e6;
-      if (cand.stats_us.median < floor_us) {
-        timing.flags.push_back(
-            {"below_roofline_floor",
-             fmt::format("the candidate's median {:.2f} µs is below the time needed just to read "
-                         "its inputs once ({} bytes at {:.0f} GB/s = {:.2f} µs): it cannot have "
-                         "read them all",
-                         cand.stats_us.median, m_setup.input_bytes, *bandwidth / 1e9, floor_us)});
-      }
-    }
-    // A step in speed during timing (seen once on the H200: both sides 1.7x slower for part of
-    // the run, SM clock unchanged) makes the ratio of medians wrong; block medians show it.
-    constexpr double kUnstableSpread = 1.10;
-    if (const auto spread = measure::block_spread(m_blocks);
-        m_setup.cuda && spread && spread->worst_ratio > kUnstableSpread) {
-      timing.flags.push_back(
-          {"unstable_timing",
-           fmt::format("the GPU's speed changed during timing: per-block medians ranged "
-                       "{:.2f}-{:.2f} µs (reference) and {:.2f}-{:.2f} µs (candidate), a {:.2f}x "
-                       "spread ({}): the speedup is unreliable; evaluate again",
-                       spread->reference_low, spread->reference_high, spread->candidate_low,
-                       spread->candidate_high, spread->worst_ratio, clock_facts())});
-    }
-    if (timing.speedup && *timing.speedup > 10) {
-      timing.flags.push_back(
-          {"speedup_above_10x",
-           fmt::format("speedup {:.1f}x over the eager reference: worth a look for a shortcut "
-                       "(cached results, skipped work) before it is believed",
-                       *timing.speedup)});
-    }
-    if (cand.method == "cupti" && cand.stats_us.median > 0 &&
-        cand.host_stats_us.median > 3 * cand.stats_us.median) {
-      timing.flags.push_back(
-          {"launch_bound",
-           fmt::format("host latency {:.1f} µs is over 3x the device time {:.1f} µs: launches and "
-                       "Python, not the kernels, decide this call's time",
-                       cand.host_stats_us.median, cand.stats_us.median)});
-    }
-  }
-
-  const EvalOptions& m_options;
+  const TimingSettings m_settings; // copied once, as nvbench's measurers do
   const PairedTimingSetup& m_setup;
   std::vector<Side> m_sides;
-  std::vector<measure::PairedBlock> m_blocks, m_compiled_blocks;
+  TimingObservations m_seen; // what the flags and the decoy check weigh
+  std::vector<measure::PairedBlock> m_compiled_blocks;
   Clock::time_point m_start = Clock::now();
   double m_excluded_s = 0; // torch.compile's build, not counted against the wall-clock cap
-  std::size_t m_no_work_calls = 0, m_off_stream_calls = 0;
-  bool m_legacy_stream = false;
-  double m_off_stream_tail_us = 0;
   std::string m_spot_failure;
-  std::vector<std::string> m_own_kernels;
 };
 
 } // namespace
 
-PairedTimingOutcome run_paired_timing(const EvalOptions& options, const PairedTimingSetup& setup) {
-  return PairedTiming(options, setup).run();
+PairedTimingOutcome run_paired_timing(const TimingSettings& settings,
+                                      const PairedTimingSetup& setup) {
+  return PairedTiming(settings, setup).run();
 }
 
 } // namespace kbench

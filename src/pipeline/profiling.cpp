@@ -1,11 +1,13 @@
 #include "pipeline/profiling.hpp"
 
+#include "core/options.hpp"
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
 #include "counters/kernel_counters.hpp"
 #include "counters/ncu_metrics.hpp"
 #include "counters/ncu_report.hpp"
 #include "counters/roofline_svg.hpp"
+#include "pipeline/worker_requests.hpp"
 
 #include <fmt/format.h>
 
@@ -52,13 +54,13 @@ SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohm
                      const counters::GpuSpecs& specs) {
   SideRun run;
   const auto start = Clock::now();
-  const auto& options = *setup.options;
+  const auto& settings = setup.settings;
   const std::string candidate_path = role == WorkerRole::candidate ? setup.candidate_path : "";
-  const PhaseOutcome prepared = run_phase(worker, trial, options.run_timeout, role,
+  const PhaseOutcome prepared = run_phase(worker, trial, settings.run_timeout, role,
                                           "running one trial under Nsight Compute", candidate_path);
   PhaseOutcome profiled;
   if (prepared.ok) {
-    profiled = run_phase(worker, {{"op", "profile"}}, options.run_timeout, role,
+    profiled = run_phase(worker, requests::profile(), settings.run_timeout, role,
                          "profiling one call under Nsight Compute", candidate_path);
   }
   // ncu writes its report when the profiled process has exited.
@@ -85,7 +87,7 @@ SideRun profile_side(sandbox::WorkerClient& worker, WorkerRole role, const nlohm
       return run;
     }
     run.call =
-        counters::derive_call(report, options.profile, specs,
+        counters::derive_call(report, settings.profile, specs,
                               profiled.body.value("own_kernels", std::vector<std::string>{}));
     run.out.call = counters::to_json(*run.call);
     run.out.kernels = report.kernels.size();
@@ -159,23 +161,31 @@ void write_roofline(CountersInfo& info, const std::vector<const SideRun*>& sides
   const std::string svg =
       counters::roofline_svg(fmt::format("Roofline: {} ({})", specs.row, setup.candidate_path),
                              specs.dram_bandwidth_gbs.value * 1e9, roofs, points);
-  std::ofstream out(setup.options->roofline);
+  std::ofstream out(setup.settings.roofline);
   out << svg;
   if (out) {
-    info.roofline_svg = setup.options->roofline.string();
+    info.roofline_svg = setup.settings.roofline.string();
   } else {
     info.physical_limit_detail += fmt::format("; the roofline chart could not be written to {}",
-                                              setup.options->roofline.string());
+                                              setup.settings.roofline.string());
   }
 }
 
 } // namespace
 
+ProfileSettings profile_settings(const EvalOptions& options) {
+  ProfileSettings settings;
+  settings.profile = options.profile;
+  settings.roofline = options.roofline;
+  settings.run_timeout = options.run_timeout;
+  return settings;
+}
+
 EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
-                          const EvalOptions& options, const std::string& candidate_path) {
+                          const ProfileSettings& settings, const std::string& candidate_path) {
   EnergySide side;
   const PhaseOutcome outcome =
-      run_phase(worker, {{"op", "energy"}, {"seconds", 1.0}}, options.run_timeout, role,
+      run_phase(worker, requests::energy(1.0), settings.run_timeout, role,
                 "measuring energy per call", role == WorkerRole::candidate ? candidate_path : "");
   if (!outcome.ok) {
     side.reason = outcome.message;
@@ -195,7 +205,7 @@ EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
 
 CountersInfo collect_counters(const ProfileSetup& setup) {
   CountersInfo info;
-  info.profile = setup.options->profile;
+  info.profile = setup.settings.profile;
   std::string why_not;
   const auto ncu = counters::find_ncu(why_not);
   if (!ncu) {
@@ -239,7 +249,7 @@ CountersInfo collect_counters(const ProfileSetup& setup) {
     info.sol_score = candidate.call->call.value("sol_score");
   }
   physical_limit(info, candidate, reference, setup, specs);
-  if (!setup.options->roofline.empty()) {
+  if (!setup.settings.roofline.empty()) {
     write_roofline(info, {&candidate, &reference}, setup, specs);
   }
   return info;

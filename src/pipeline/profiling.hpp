@@ -1,13 +1,15 @@
 #pragma once
-// `kbench eval --profile` (DESIGN section 2, step 7), after timing and never during it: energy
-// per call in the timing workers, then each side's call profiled by Nsight Compute in a fresh
-// worker that runs one trial and then that call between cudaProfilerStart and Stop. Counters,
-// SOL score, the fraction of the physical limit and the roofline chart: docs/counters.md.
-#include "core/options.hpp"
+// `kbench eval --profile` (docs/architecture.md, "Counters"), after timing and never during it:
+// energy per call in the timing workers, then each side's call profiled by Nsight Compute in a
+// fresh worker that runs one trial and then that call between cudaProfilerStart and Stop.
+// Counters, SOL score, the fraction of the physical limit and the roofline chart:
+// docs/counters.md. Profiling sees only ProfileSettings, made once from the options at the
+// pipeline's boundary.
 #include "core/result.hpp"
 #include "pipeline/worker_phase.hpp"
 #include "sched/device_probe.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -16,8 +18,19 @@
 
 namespace kbench {
 
+struct EvalOptions;
+
+// What profiling reads from the evaluation's options, and nothing else.
+struct ProfileSettings {
+  std::string profile;            // the counter set: "sol" or "full" (src/counters/ncu_metrics.txt)
+  std::filesystem::path roofline; // where to write the roofline chart as SVG (empty: nowhere)
+  std::chrono::seconds run_timeout{300}; // per request to a worker
+};
+
+ProfileSettings profile_settings(const EvalOptions& options);
+
 struct ProfileSetup {
-  const EvalOptions* options = nullptr;
+  ProfileSettings settings;
   // Starts a worker of `role` named `phase` in `directory`, under `wrapper` (ncu and its flags).
   std::function<sandbox::WorkerClient&(const std::string& phase, WorkerRole role,
                                        const std::vector<std::string>& wrapper,
@@ -35,7 +48,7 @@ struct ProfileSetup {
 
 // Energy per call of the model in `worker` (a timing worker, after its blocks).
 EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
-                          const EvalOptions& options, const std::string& candidate_path);
+                          const ProfileSettings& settings, const std::string& candidate_path);
 
 CountersInfo collect_counters(const ProfileSetup& setup);
 

@@ -12,4 +12,25 @@ namespace kbench::requests {
 
 // ---- The measurement engine and profiling: time_block, energy, profile.
 
+// One block of paired timing: `calls` timed calls of `target` ("eager" or "compiled") over the
+// pool's input sets. The loop's policy (warmup and memory on the first block only) is the
+// sender's; the fields are named for the receiver, whose handler reads them by these names.
+struct TimeBlock {
+  int block = 0;
+  int calls = 0;
+  std::string target;
+  bool warm = false; // no L2 flush before each call
+  int pool_size = 0;
+  int warmup = 0;
+  bool memory = false;            // measure the allocator peak and raw allocations of one call
+  bool keep_first_output = false; // write the first timed call's outputs, for a spot check
+};
+nlohmann::json time_block(const TimeBlock& block);
+
+// Energy per call from NVML's counter, the model called back to back for `seconds`.
+nlohmann::json energy(double seconds);
+
+// One call between cudaProfilerStart and Stop, in a worker started under Nsight Compute.
+nlohmann::json profile();
+
 } // namespace kbench::requests

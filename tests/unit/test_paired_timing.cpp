@@ -36,17 +36,17 @@ PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::j
                               double throttle_recovery_s = 0) {
   auto r = fake_worker(reference);
   auto c = fake_worker(candidate);
-  EvalOptions options;
-  options.no_compile_baseline = true;
-  options.min_time = 1e9;       // never met: the wall-clock cap ends the loop ...
-  options.timing_timeout = 0.2; // ... after many blocks
-  options.max_noise = 0;
-  options.throttle_recovery = throttle_recovery_s;
+  TimingSettings settings;
+  settings.compile_baseline = false;
+  settings.stopping.min_time_s = 1e9; // never met: the wall-clock cap ends the loop ...
+  settings.stopping.timeout_s = 0.2;  // ... after many blocks
+  settings.stopping.max_noise = 0;
+  settings.throttle_recovery_s = throttle_recovery_s;
   PairedTimingSetup setup;
   setup.reference = r.get();
   setup.candidate = c.get();
   setup.cuda = true;
-  auto outcome = run_paired_timing(options, setup);
+  auto outcome = run_paired_timing(settings, setup);
   r->shutdown();
   c->shutdown();
   return outcome;

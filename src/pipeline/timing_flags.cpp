@@ -1,0 +1,163 @@
+#include "pipeline/timing_flags.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace kbench {
+namespace {
+
+// The timed sides in the loop's order, each with the name a sentence gives it.
+std::vector<std::pair<const TimingSide*, const char*>> sides_of(const TimingInfo& timing) {
+  std::vector<std::pair<const TimingSide*, const char*>> sides;
+  if (timing.reference) {
+    sides.emplace_back(&*timing.reference, "the reference");
+  }
+  if (timing.candidate) {
+    sides.emplace_back(&*timing.candidate, "the candidate");
+  }
+  if (timing.reference_compiled) {
+    sides.emplace_back(&*timing.reference_compiled, "the torch.compile baseline");
+  }
+  return sides;
+}
+
+// Widens the range [low, high] to hold v.
+void widen(std::optional<double>& low, std::optional<double>& high, double v) {
+  low = low ? std::min(*low, v) : v;
+  high = high ? std::max(*high, v) : v;
+}
+
+} // namespace
+
+bool throttled_block(double block_low_sm_mhz, std::optional<double> default_sm_mhz) {
+  return default_sm_mhz && block_low_sm_mhz > 0 &&
+         block_low_sm_mhz < kThrottleShare * *default_sm_mhz;
+}
+
+std::string clock_facts(const TimingInfo& timing) {
+  std::optional<double> sm_low, sm_high, mem_low, mem_high;
+  std::set<std::string> reasons;
+  for (const auto& [side, name] : sides_of(timing)) {
+    for (const auto& v : {side->min_sm_mhz, side->max_sm_mhz}) {
+      if (v) {
+        widen(sm_low, sm_high, *v);
+      }
+    }
+    for (const auto& v : {side->min_mem_mhz, side->max_mem_mhz}) {
+      if (v) {
+        widen(mem_low, mem_high, *v);
+      }
+    }
+    reasons.insert(side->clock_reasons.begin(), side->clock_reasons.end());
+  }
+  if (!sm_low) {
+    return "no NVML clock readings; another process on the GPU is one cause";
+  }
+  return fmt::format("SM clock {:.0f}-{:.0f} MHz, memory clock {:.0f}-{:.0f} MHz, NVML's "
+                     "reasons for lower clocks: {}; with steady clocks, suspect another process "
+                     "on the GPU",
+                     *sm_low, *sm_high, mem_low.value_or(0), mem_high.value_or(0),
+                     reasons.empty() ? "none" : fmt::format("{}", fmt::join(reasons, ", ")));
+}
+
+// A candidate that declares kernels of its own and never runs them in timed calls did its
+// work with torch's or a library's kernels (docs/integrity.md: decoy kernels).
+std::string decoy_kernels(const TimingInfo& timing, const TimingObservations& seen) {
+  const auto& cand = *timing.candidate;
+  if (seen.own_kernels.empty() || cand.method != "cupti" || !cand.own_kernel_share ||
+      *cand.own_kernel_share > 0) {
+    return {};
+  }
+  std::string names;
+  for (const auto& name : seen.own_kernels) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return fmt::format("integrity check failed: the candidate's own kernels ({}) never ran in "
+                     "{} timed calls; all of its GPU time was in other kernels (torch's or a "
+                     "library's)",
+                     names, cand.stats_us.n);
+}
+
+void add_flags(TimingInfo& timing, const TimingObservations& seen) {
+  const auto& cand = *timing.candidate;
+  const std::size_t n = cand.samples_us.size();
+  // A sustained tensor-core load can hold the H200 under its power cap at 1440 MHz, below the
+  // 75 % line (measured by bench/timing_fidelity): the dropped blocks must be visible.
+  for (const auto& [side, who] : sides_of(timing)) {
+    if (side->throttled_samples_dropped == 0) {
+      continue;
+    }
+    timing.flags.push_back(
+        {"throttled",
+         fmt::format("{} of {}'s samples were taken below {:.0f} % of the default SM clock "
+                     "({:.0f} MHz) and dropped ({}){}",
+                     side->throttled_samples_dropped, who, kThrottleShare * 100,
+                     side->default_sm_mhz.value_or(0), clock_facts(timing),
+                     side->samples_us.empty() ? "; none was left, so no time is reported for it"
+                                              : "")});
+  }
+  if (seen.no_work_calls > 0) {
+    timing.flags.push_back(
+        {"no_gpu_work",
+         fmt::format("{} of {} timed calls of the candidate caused no GPU work (no kernel, copy "
+                     "or set): its result was computed elsewhere or earlier",
+                     seen.no_work_calls, n)});
+  }
+  if (seen.off_stream_calls > 0) {
+    timing.flags.push_back(
+        {"off_stream_work",
+         fmt::format("in {} of {} timed calls the candidate ran GPU work on {} (up to {:.1f} µs "
+                     "after the caller's stream finished): event timing on the caller's stream "
+                     "would miss it; the device time here includes it",
+                     seen.off_stream_calls, n,
+                     seen.legacy_stream ? "the legacy default stream"
+                                        : "a stream other than the caller's",
+                     seen.off_stream_tail_us)});
+  }
+  if (const auto& bandwidth = seen.peak_bandwidth_bytes_per_s;
+      bandwidth && seen.input_bytes > 0 && cand.stats_us.n > 0) {
+    const double floor_us = static_cast<double>(seen.input_bytes) / *bandwidth * 1e6;
+    if (cand.stats_us.median < floor_us) {
+      timing.flags.push_back(
+          {"below_roofline_floor",
+           fmt::format("the candidate's median {:.2f} µs is below the time needed just to read "
+                       "its inputs once ({} bytes at {:.0f} GB/s = {:.2f} µs): it cannot have "
+                       "read them all",
+                       cand.stats_us.median, seen.input_bytes, *bandwidth / 1e9, floor_us)});
+    }
+  }
+  // A step in speed during timing (seen once on the H200: both sides 1.7x slower for part of
+  // the run, SM clock unchanged) makes the ratio of medians wrong; block medians show it.
+  constexpr double kUnstableSpread = 1.10;
+  if (const auto spread = measure::block_spread(seen.blocks);
+      seen.cuda && spread && spread->worst_ratio > kUnstableSpread) {
+    timing.flags.push_back(
+        {"unstable_timing",
+         fmt::format("the GPU's speed changed during timing: per-block medians ranged "
+                     "{:.2f}-{:.2f} µs (reference) and {:.2f}-{:.2f} µs (candidate), a {:.2f}x "
+                     "spread ({}): the speedup is unreliable; evaluate again",
+                     spread->reference_low, spread->reference_high, spread->candidate_low,
+                     spread->candidate_high, spread->worst_ratio, clock_facts(timing))});
+  }
+  if (timing.speedup && *timing.speedup > 10) {
+    timing.flags.push_back(
+        {"speedup_above_10x",
+         fmt::format("speedup {:.1f}x over the eager reference: worth a look for a shortcut "
+                     "(cached results, skipped work) before it is believed",
+                     *timing.speedup)});
+  }
+  if (cand.method == "cupti" && cand.stats_us.median > 0 &&
+      cand.host_stats_us.median > 3 * cand.stats_us.median) {
+    timing.flags.push_back(
+        {"launch_bound",
+         fmt::format("host latency {:.1f} µs is over 3x the device time {:.1f} µs: launches and "
+                     "Python, not the kernels, decide this call's time",
+                     cand.host_stats_us.median, cand.stats_us.median)});
+  }
+}
+
+} // namespace kbench

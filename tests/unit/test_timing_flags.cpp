@@ -1,0 +1,309 @@
+// Unit tests for src/pipeline/timing_flags.cpp: each verdict on a finished timing fires on what
+// it names and not otherwise, with the sentence a reader sees, from a TimingInfo built by hand
+// (the loop that fills one is tested against scripted workers in test_paired_timing.cpp).
+#include "pipeline/timing_flags.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace kbench;
+
+namespace {
+
+// A steady timing: reference 200 µs, candidate 100 µs over 20 samples, traced by CUPTI.
+TimingInfo steady_timing() {
+  TimingInfo timing;
+  timing.measured = true;
+  TimingSide reference, candidate;
+  reference.method = candidate.method = "cupti";
+  reference.samples_us.assign(20, 200.0);
+  reference.stats_us.n = reference.host_stats_us.n = 20;
+  reference.stats_us.median = 200;
+  reference.host_stats_us.median = 210;
+  candidate.samples_us.assign(20, 100.0);
+  candidate.stats_us.n = candidate.host_stats_us.n = 20;
+  candidate.stats_us.median = 100;
+  candidate.host_stats_us.median = 110;
+  timing.reference = reference;
+  timing.candidate = candidate;
+  timing.speedup = 2.0;
+  return timing;
+}
+
+std::vector<TimingFlag> flags_of(TimingInfo timing, const TimingObservations& seen = {}) {
+  add_flags(timing, seen);
+  return timing.flags;
+}
+
+std::vector<std::string> ids(const std::vector<TimingFlag>& flags) {
+  std::vector<std::string> out;
+  for (const auto& flag : flags) {
+    out.push_back(flag.id);
+  }
+  return out;
+}
+
+// The one message of flag `id`; fails the test when there is not exactly one.
+std::string message_of(const std::vector<TimingFlag>& flags, const std::string& id) {
+  const auto count = std::count_if(flags.begin(), flags.end(),
+                                   [&](const TimingFlag& flag) { return flag.id == id; });
+  EXPECT_EQ(count, 1) << "flag " << id;
+  const auto it = std::find_if(flags.begin(), flags.end(),
+                               [&](const TimingFlag& flag) { return flag.id == id; });
+  return it == flags.end() ? "" : it->message;
+}
+
+// Blocks whose per-block medians are `reference_us` and `candidate_us`.
+std::vector<measure::PairedBlock> blocks(const std::vector<double>& reference_us,
+                                         const std::vector<double>& candidate_us) {
+  std::vector<measure::PairedBlock> out;
+  for (std::size_t i = 0; i < reference_us.size(); ++i) {
+    out.push_back({{reference_us[i]}, {candidate_us[i]}});
+  }
+  return out;
+}
+
+const char* const kNoClocks = "no NVML clock readings; another process on the GPU is one cause";
+
+} // namespace
+
+TEST(TimingFlags, ASteadyTimingRaisesNoFlag) {
+  TimingObservations seen;
+  seen.cuda = true;
+  seen.blocks = blocks({200, 200, 200}, {100, 100, 100});
+  seen.input_bytes = 4'800'000;
+  seen.peak_bandwidth_bytes_per_s = 4.8e12;
+  EXPECT_TRUE(flags_of(steady_timing(), seen).empty());
+}
+
+TEST(TimingFlags, ABlockIsThrottledBelowThreeQuartersOfTheDefaultClock) {
+  EXPECT_TRUE(throttled_block(1484, 1980));
+  EXPECT_FALSE(throttled_block(1485, 1980)); // exactly 75 %
+  EXPECT_FALSE(throttled_block(1980, 1980));
+  EXPECT_FALSE(throttled_block(1000, std::nullopt)); // no default clock to compare with
+  EXPECT_FALSE(throttled_block(0, 1980));            // no reading in the block
+}
+
+TEST(TimingFlags, ClockFactsSayWhenNvmlReadNothing) {
+  EXPECT_EQ(clock_facts(steady_timing()), kNoClocks);
+}
+
+TEST(TimingFlags, ClockFactsSpanEverySideAndJoinTheReasons) {
+  TimingInfo timing = steady_timing();
+  timing.reference->min_sm_mhz = 1500;
+  timing.reference->max_sm_mhz = 1980;
+  timing.reference->min_mem_mhz = timing.reference->max_mem_mhz = 3201;
+  timing.candidate->min_sm_mhz = 1440;
+  timing.candidate->max_sm_mhz = 1700;
+  timing.candidate->clock_reasons = {"sw_power_cap", "hw_slowdown"};
+  timing.reference_compiled = TimingSide{};
+  timing.reference_compiled->min_mem_mhz = 2619;
+  timing.reference_compiled->max_sm_mhz = 1990;
+  EXPECT_EQ(clock_facts(timing),
+            "SM clock 1440-1990 MHz, memory clock 2619-3201 MHz, NVML's reasons for lower "
+            "clocks: hw_slowdown, sw_power_cap; with steady clocks, suspect another process on "
+            "the GPU");
+}
+
+TEST(TimingFlags, ClockFactsWithoutReasonsSayNone) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->min_sm_mhz = timing.candidate->max_sm_mhz = 1980;
+  EXPECT_EQ(clock_facts(timing), "SM clock 1980-1980 MHz, memory clock 0-0 MHz, NVML's reasons "
+                                 "for lower clocks: none; with steady clocks, suspect another "
+                                 "process on the GPU");
+}
+
+TEST(TimingFlags, ThrottledSamplesAreReportedForTheSideThatLostThem) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->throttled_samples_dropped = 30;
+  timing.candidate->default_sm_mhz = 1980;
+  const auto flags = flags_of(timing);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"throttled"});
+  EXPECT_EQ(message_of(flags, "throttled"),
+            std::string("30 of the candidate's samples were taken below 75 % of the default SM "
+                        "clock (1980 MHz) and dropped (") +
+                kNoClocks + ")");
+}
+
+TEST(TimingFlags, AThrottledSideWithNoSampleLeftSaysNoTimeIsReported) {
+  TimingInfo timing = steady_timing();
+  timing.reference->throttled_samples_dropped = 10;
+  timing.reference->samples_us.clear();
+  const auto flags = flags_of(timing);
+  EXPECT_EQ(message_of(flags, "throttled"),
+            std::string("10 of the reference's samples were taken below 75 % of the default SM "
+                        "clock (0 MHz) and dropped (") +
+                kNoClocks + "); none was left, so no time is reported for it");
+}
+
+TEST(TimingFlags, EachThrottledSideHasItsOwnFlagInTheLoopsOrder) {
+  TimingInfo timing = steady_timing();
+  timing.reference_compiled = timing.reference;
+  timing.reference_compiled->throttled_samples_dropped = 5;
+  timing.reference->throttled_samples_dropped = 7;
+  const auto flags = flags_of(timing);
+  ASSERT_EQ(ids(flags), (std::vector<std::string>{"throttled", "throttled"}));
+  EXPECT_EQ(flags[0].message.rfind("7 of the reference's samples", 0), 0U) << flags[0].message;
+  EXPECT_EQ(flags[1].message.rfind("5 of the torch.compile baseline's samples", 0), 0U)
+      << flags[1].message;
+}
+
+TEST(TimingFlags, CallsWithNoGpuWorkAreCountedAgainstTheCandidatesSamples) {
+  TimingObservations seen;
+  seen.no_work_calls = 3;
+  const auto flags = flags_of(steady_timing(), seen);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"no_gpu_work"});
+  EXPECT_EQ(message_of(flags, "no_gpu_work"),
+            "3 of 20 timed calls of the candidate caused no GPU work (no kernel, copy or set): its "
+            "result was computed elsewhere or earlier");
+}
+
+TEST(TimingFlags, WorkOffTheCallersStreamNamesTheStreamAndTheTail) {
+  TimingObservations seen;
+  seen.off_stream_calls = 4;
+  seen.off_stream_tail_us = 12.34;
+  const auto other = flags_of(steady_timing(), seen);
+  EXPECT_EQ(ids(other), std::vector<std::string>{"off_stream_work"});
+  EXPECT_EQ(message_of(other, "off_stream_work"),
+            "in 4 of 20 timed calls the candidate ran GPU work on a stream other than the "
+            "caller's (up to 12.3 µs after the caller's stream finished): event timing on the "
+            "caller's stream would miss it; the device time here includes it");
+  seen.legacy_stream = true;
+  EXPECT_NE(message_of(flags_of(steady_timing(), seen), "off_stream_work")
+                .find("ran GPU work on the legacy default stream (up to"),
+            std::string::npos);
+}
+
+TEST(TimingFlags, AMedianBelowTheTimeToReadTheInputsIsFlagged) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->stats_us.median = timing.candidate->host_stats_us.median = 0.5;
+  TimingObservations seen;
+  seen.input_bytes = 4'800'000;
+  seen.peak_bandwidth_bytes_per_s = 4.8e12; // 1 µs to read the inputs once
+  const auto flags = flags_of(timing, seen);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"below_roofline_floor"});
+  EXPECT_EQ(message_of(flags, "below_roofline_floor"),
+            "the candidate's median 0.50 µs is below the time needed just to read its inputs "
+            "once (4800000 bytes at 4800 GB/s = 1.00 µs): it cannot have read them all");
+}
+
+TEST(TimingFlags, TheRooflineFloorNeedsABandwidthInputsAndSamples) {
+  TimingInfo timing = steady_timing();
+  // At the floor, not below it (and host latency like the device time: not launch-bound).
+  timing.candidate->stats_us.median = timing.candidate->host_stats_us.median = 1.0;
+  TimingObservations seen;
+  seen.input_bytes = 4'800'000;
+  seen.peak_bandwidth_bytes_per_s = 4.8e12;
+  EXPECT_TRUE(flags_of(timing, seen).empty());
+  timing.candidate->stats_us.median = timing.candidate->host_stats_us.median = 0.5;
+  TimingObservations no_bandwidth = seen;
+  no_bandwidth.peak_bandwidth_bytes_per_s.reset();
+  EXPECT_TRUE(flags_of(timing, no_bandwidth).empty());
+  TimingObservations no_inputs = seen;
+  no_inputs.input_bytes = 0;
+  EXPECT_TRUE(flags_of(timing, no_inputs).empty());
+  timing.candidate->stats_us.n = 0;
+  EXPECT_TRUE(flags_of(timing, seen).empty());
+}
+
+TEST(TimingFlags, AStepInBlockMediansOnTheGpuIsUnstableTiming) {
+  TimingObservations seen;
+  seen.cuda = true;
+  seen.blocks = blocks({100, 100, 170}, {50, 50, 50});
+  const auto flags = flags_of(steady_timing(), seen);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"unstable_timing"});
+  EXPECT_EQ(message_of(flags, "unstable_timing"),
+            std::string("the GPU's speed changed during timing: per-block medians ranged "
+                        "100.00-170.00 µs (reference) and 50.00-50.00 µs (candidate), a 1.70x "
+                        "spread (") +
+                kNoClocks + "): the speedup is unreliable; evaluate again");
+}
+
+TEST(TimingFlags, BlockSpreadUpToTenPercentOrOnTheCpuIsNotUnstable) {
+  TimingObservations seen;
+  seen.cuda = true;
+  seen.blocks = blocks({100, 110}, {50, 50}); // exactly 1.10x
+  EXPECT_TRUE(flags_of(steady_timing(), seen).empty());
+  seen.blocks = blocks({100, 111}, {50, 50});
+  EXPECT_EQ(ids(flags_of(steady_timing(), seen)), std::vector<std::string>{"unstable_timing"});
+  seen.cuda = false;
+  EXPECT_TRUE(flags_of(steady_timing(), seen).empty());
+}
+
+TEST(TimingFlags, ASpeedupAboveTenIsWorthALook) {
+  TimingInfo timing = steady_timing();
+  timing.speedup = 12.34;
+  const auto flags = flags_of(timing);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"speedup_above_10x"});
+  EXPECT_EQ(message_of(flags, "speedup_above_10x"),
+            "speedup 12.3x over the eager reference: worth a look for a shortcut (cached "
+            "results, skipped work) before it is believed");
+  timing.speedup = 10;
+  EXPECT_TRUE(flags_of(timing).empty());
+}
+
+TEST(TimingFlags, HostLatencyOverThreeTimesTheDeviceTimeIsLaunchBound) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->stats_us.median = 10;
+  timing.candidate->host_stats_us.median = 31;
+  const auto flags = flags_of(timing);
+  EXPECT_EQ(ids(flags), std::vector<std::string>{"launch_bound"});
+  EXPECT_EQ(message_of(flags, "launch_bound"),
+            "host latency 31.0 µs is over 3x the device time 10.0 µs: launches and Python, not "
+            "the kernels, decide this call's time");
+  timing.candidate->host_stats_us.median = 30;
+  EXPECT_TRUE(flags_of(timing).empty());
+  timing.candidate->host_stats_us.median = 31;
+  timing.candidate->method = "cuda_event"; // the flag weighs CUPTI's device time only
+  EXPECT_TRUE(flags_of(timing).empty());
+}
+
+TEST(TimingFlags, FlagsComeInAFixedOrder) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->throttled_samples_dropped = 1;
+  timing.candidate->stats_us.median = 0.5;
+  timing.candidate->host_stats_us.median = 2;
+  timing.speedup = 20;
+  TimingObservations seen;
+  seen.no_work_calls = seen.off_stream_calls = 1;
+  seen.input_bytes = 4'800'000;
+  seen.peak_bandwidth_bytes_per_s = 4.8e12;
+  seen.cuda = true;
+  seen.blocks = blocks({100, 200}, {50, 50});
+  EXPECT_EQ(ids(flags_of(timing, seen)),
+            (std::vector<std::string>{"throttled", "no_gpu_work", "off_stream_work",
+                                      "below_roofline_floor", "unstable_timing",
+                                      "speedup_above_10x", "launch_bound"}));
+}
+
+TEST(TimingFlags, OwnKernelsThatNeverRanAreDecoys) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->own_kernel_share = 0;
+  timing.candidate->stats_us.n = 5010;
+  TimingObservations seen;
+  seen.own_kernels = {"relu_kernel", "add_kernel"};
+  EXPECT_EQ(decoy_kernels(timing, seen),
+            "integrity check failed: the candidate's own kernels (relu_kernel, add_kernel) never "
+            "ran in 5010 timed calls; all of its GPU time was in other kernels (torch's or a "
+            "library's)");
+}
+
+TEST(TimingFlags, OwnKernelsThatRanOrCouldNotBeSeenAreNoDecoys) {
+  TimingInfo timing = steady_timing();
+  timing.candidate->own_kernel_share = 0;
+  TimingObservations seen;
+  EXPECT_EQ(decoy_kernels(timing, seen), ""); // declares no kernel of its own
+  seen.own_kernels = {"relu_kernel"};
+  timing.candidate->own_kernel_share = 0.01;
+  EXPECT_EQ(decoy_kernels(timing, seen), "");
+  timing.candidate->own_kernel_share.reset(); // no kernel time at all
+  EXPECT_EQ(decoy_kernels(timing, seen), "");
+  timing.candidate->own_kernel_share = 0;
+  timing.candidate->method = "cuda_event"; // no tracing: which kernels ran is unknown
+  EXPECT_EQ(decoy_kernels(timing, seen), "");
+  timing.candidate->method = "cupti";
+  EXPECT_NE(decoy_kernels(timing, seen), "");
+}
