@@ -6,6 +6,7 @@
 #include "core/stopwatch.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
+#include "pipeline/block_answer.hpp"
 #include "pipeline/timing_flags.hpp"
 #include "pipeline/worker_requests.hpp"
 
@@ -41,132 +42,6 @@ namespace {
 // alike, long enough that the round trip to the worker is small beside it.
 constexpr double kBlockTargetUs = 20000;
 constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
-
-std::optional<double> optional_number(const nlohmann::json& value) {
-  return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
-}
-
-// ---- One time_block answer, read once. A worker answers `setup` with its first block only.
-// The answer is untrusted: a field of the wrong type throws nlohmann's type_error, which
-// `evaluate` reports as a harness error.
-
-struct SetupFacts {
-  std::string tracing; // "cupti" or why not
-  std::optional<double> tracing_overhead_us, default_sm_mhz;
-  bool l2_flush = false;
-  std::vector<std::string> own_kernels;
-};
-
-// What CUPTI saw in one timed call.
-struct CallFacts {
-  int kernel_count = 0, copy_count = 0, set_count = 0;
-  double kernel_us = 0, own_kernel_us = 0;
-  bool off_caller_stream = false, legacy_stream = false;
-  double off_stream_tail_us = 0;
-  std::map<std::string, int> kernels_by_name;
-};
-
-// A timed call whose times are valid (a failed reading is negative and is left out).
-struct TimedCall {
-  double device_us = 0, host_us = 0;
-  std::optional<CallFacts> facts; // when the worker reported them for this call
-};
-
-// A timed call's outputs, written for a spot check.
-struct KeptOutput {
-  int call = 0, pool_index = 0;
-  std::string file;
-};
-
-struct BlockAnswer {
-  std::optional<SetupFacts> setup;
-  std::optional<std::int64_t> peak_memory_bytes, raw_allocated_bytes;
-  std::optional<double> compile_s; // torch.compile's first calls (the compiled target)
-  std::string method;
-  std::vector<KeptOutput> kept_outputs;
-  std::vector<double> sm_mhz, mem_mhz; // NVML's readings before and after the block
-  std::vector<std::string> clock_reasons;
-  std::size_t timed_calls = 0;  // every call timed, valid or not
-  std::vector<TimedCall> calls; // the valid ones, in order
-};
-
-std::vector<KeptOutput> kept_outputs(const nlohmann::json& body) {
-  std::vector<KeptOutput> kept;
-  for (const auto& output : body.value("kept_outputs", nlohmann::json::array())) {
-    kept.push_back(
-        {output.value("call", 0), output.value("pool_index", 0), output.value("file", "")});
-  }
-  return kept;
-}
-
-std::vector<double> clock_readings(const nlohmann::json& body, const char* key) {
-  std::vector<double> readings;
-  for (const auto& mhz : body.value(key, nlohmann::json::array())) {
-    if (mhz.is_number()) {
-      readings.push_back(mhz.get<double>());
-    }
-  }
-  return readings;
-}
-
-CallFacts call_facts(const nlohmann::json& facts) {
-  CallFacts call;
-  call.kernel_count = facts.value("kernel_count", 0);
-  call.copy_count = facts.value("copy_count", 0);
-  call.set_count = facts.value("set_count", 0);
-  call.kernel_us = facts.value("kernel_us", 0.0);
-  call.own_kernel_us = facts.value("own_kernel_us", 0.0);
-  call.off_caller_stream = facts.value("off_caller_stream", false);
-  call.legacy_stream = facts.value("legacy_stream", false);
-  call.off_stream_tail_us = facts.value("off_stream_tail_us", 0.0);
-  call.kernels_by_name = facts.value("kernels_by_name", std::map<std::string, int>{});
-  return call;
-}
-
-BlockAnswer parse_block(const nlohmann::json& body) {
-  BlockAnswer answer;
-  if (body.contains("setup")) {
-    const auto& setup = body["setup"];
-    answer.setup = SetupFacts{setup.value("tracing", ""),
-                              optional_number(setup.value("tracing_overhead_us", nlohmann::json())),
-                              optional_number(setup.value("default_sm_mhz", nlohmann::json())),
-                              setup.value("l2_flush_bytes", 0) > 0,
-                              setup.value("own_kernels", std::vector<std::string>{})};
-  }
-  if (body.contains("memory") && body["memory"].is_object()) {
-    const auto& memory = body["memory"];
-    if (memory.contains("allocator_peak_bytes")) {
-      answer.peak_memory_bytes = memory["allocator_peak_bytes"].get<std::int64_t>();
-    }
-    if (memory.contains("raw_allocated_bytes")) {
-      answer.raw_allocated_bytes = memory["raw_allocated_bytes"].get<std::int64_t>();
-    }
-  }
-  if (body.contains("compile_s")) {
-    answer.compile_s = optional_number(body["compile_s"]);
-  }
-  answer.method = body.value("method", "");
-  answer.kept_outputs = kept_outputs(body);
-  answer.sm_mhz = clock_readings(body, "sm_mhz");
-  answer.mem_mhz = clock_readings(body, "mem_mhz");
-  answer.clock_reasons = body.value("clock_reasons", std::vector<std::string>{});
-
-  const auto host = number_array(body, "host_us");
-  const auto device = body.contains("device_us") ? number_array(body, "device_us") : host;
-  const auto facts = body.value("calls", nlohmann::json::array());
-  answer.timed_calls = device.size();
-  for (std::size_t i = 0; i < device.size(); ++i) {
-    if (device[i] < 0 || (i < host.size() && host[i] < 0)) {
-      continue;
-    }
-    TimedCall call{device[i], i < host.size() ? host[i] : device[i], std::nullopt};
-    if (i < facts.size()) {
-      call.facts = call_facts(facts[i]);
-    }
-    answer.calls.push_back(std::move(call));
-  }
-  return answer;
-}
 
 // Widens [low, high] by a block's readings of one clock; returns the block's lowest (0: none).
 double fold_clock(const std::vector<double>& readings, std::optional<double>& low,
