@@ -26,7 +26,6 @@
 #include <future>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -38,11 +37,6 @@ namespace {
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
 }
-
-struct CompileOutcome {
-  PhaseOutcome phase;
-  CompileInfo info;
-};
 
 class Evaluation {
 public:
@@ -75,7 +69,11 @@ private:
     if (!load_sources() || !resolve_device()) {
       return;
     }
-    warn_about_checked_problem();
+    if (auto warning =
+            warn_about_checked_problem(m_options.cache_dir, m_result.problem_sha256,
+                                       m_options.variant, m_options.precision, m_result.device)) {
+      m_result.warnings.push_back(std::move(*warning)); // a problem that grades unfairly
+    }
     make_scratch();
     stage("static check");
     auto& compiler = launch("compile", WorkerRole::compile);
@@ -225,15 +223,6 @@ private:
     return true;
   }
 
-  // A problem that failed `kbench problems check` grades unfairly: say so on every evaluation.
-  void warn_about_checked_problem() {
-    if (auto warning = kbench::warn_about_checked_problem(
-            m_options.cache_dir, m_result.problem_sha256, m_options.variant, m_options.precision,
-            m_result.device)) {
-      m_result.warnings.push_back(std::move(*warning));
-    }
-  }
-
   void make_scratch() {
     m_scratch = sched::ScratchDirectory::create("kbench-eval", m_world);
     m_scratch.keep(m_options.keep_scratch);
@@ -271,20 +260,12 @@ private:
     return *m_workers.back().client;
   }
 
-  // One worker per rank; with several, each gets torchrun's rendezvous variables and the side
-  // its own port, since the reference's and the candidate's groups are alive at once.
   std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase, WorkerRole role) {
-    if (m_world == 1) {
-      return {&launch(phase, role)};
-    }
-    const int port = free_loopback_port();
-    std::vector<sandbox::WorkerClient*> ranks;
-    for (int rank = 0; rank < m_world; ++rank) {
-      ranks.push_back(&launch(fmt::format("{}.rank{}", phase, rank), role,
-                              rank_environment(rank, m_world, port),
-                              m_scratch.rank_dir(phase, rank)));
-    }
-    return ranks;
+    return kbench::launch_ranks(phase, m_scratch,
+                                [&](const std::string& name, const sandbox::EnvironmentMap& extra,
+                                    const fs::path& directory) -> sandbox::WorkerClient& {
+                                  return launch(name, role, extra, directory);
+                                });
   }
 
   bool static_check(sandbox::WorkerClient& worker) {
@@ -315,27 +296,8 @@ private:
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
-    CompileOutcome out;
-    const auto start = Clock::now();
-    out.info.ran = true;
-    out.info.extensions_dir = extensions_base().string();
-    std::error_code ignored;
-    fs::create_directories(out.info.extensions_dir, ignored);
-    out.phase =
-        run_phase(worker, requests::compile(m_result.candidate_path, out.info.extensions_dir),
-                  m_options.compile_timeout, WorkerRole::compile,
-                  "importing and building the candidate", m_result.candidate_path);
-    out.info.seconds = seconds_since(start);
-    if (out.phase.ok) {
-      out.info.extensions_dir = out.phase.body.value("extensions_dir", out.info.extensions_dir);
-      out.info.cached = out.phase.body.value("cached", false);
-    } else {
-      if (out.phase.body.is_object()) {
-        out.info.first_error = out.phase.body.value("first_error", "");
-      }
-      out.info.log = out.phase.log;
-    }
-    return out;
+    return kbench::compile_candidate(worker, m_result.candidate_path, extensions_base(),
+                                     m_options.compile_timeout);
   }
 
   nlohmann::json reference_request(int rank, const nlohmann::json& trials,
@@ -353,11 +315,7 @@ private:
   }
 
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
-    nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
-    // One more trial whose seed comes from the machine's entropy, not --seed: a candidate (or
-    // an agent that saw earlier runs) cannot have prepared for it. Every rank must agree on it.
-    const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
-    trials.push_back({{"index", m_options.trials}, {"seed", held_out_seed}});
+    const nlohmann::json trials = reference_trials(m_options.seed, m_options.trials);
     const auto request = [&](int rank) {
       return reference_request(rank, trials, m_scratch.rank_dir("inputs", rank),
                                m_scratch.rank_dir("reference", rank));
@@ -366,23 +324,13 @@ private:
                                      "running the reference's trials", "")
                                .first;
     if (outcome.ok) {
-      for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
-        TrialResult result;
-        result.index = trial.value("index", 0);
-        result.seed = trial.value("seed", 0u);
-        result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
-        result.held_out = result.index == m_options.trials;
-        m_result.trials.push_back(std::move(result));
-      }
+      m_result.trials = trials_from_reference(outcome.body, m_options.trials);
     }
     return outcome;
   }
 
   PhaseOutcome run_candidate(const std::vector<sandbox::WorkerClient*>& ranks) {
-    nlohmann::json trials = nlohmann::json::array();
-    for (const auto& trial : m_result.trials) {
-      trials.push_back({{"index", trial.index}}); // never the seed: C must not know it
-    }
+    const nlohmann::json trials = candidate_trials(m_result.trials);
     const auto request = [&](int rank) {
       return candidate_request(rank, trials, m_scratch.rank_dir("inputs", rank),
                                m_scratch.rank_dir("candidate", rank));
@@ -522,10 +470,7 @@ private:
       fail(timed.failure.status, timed.failure.message, timed.failure.log);
       return false;
     }
-    m_result.timing.measured = true;
-    m_result.timing.speedup = timed.speedup;
-    m_result.timing.candidate = std::move(timed.candidate);
-    m_result.timing.reference = std::move(timed.reference);
+    m_result.timing = std::move(timed.timing);
     return true;
   }
 

@@ -201,12 +201,29 @@ RankTiming measure_ranks(const std::vector<sandbox::WorkerClient*>& reference,
     return out;
   }
   out.ok = true;
+  out.timing.measured = true;
   if (candidate_side.side.stats_us.median > 0) {
-    out.speedup = reference_side.side.stats_us.median / candidate_side.side.stats_us.median;
+    out.timing.speedup = reference_side.side.stats_us.median / candidate_side.side.stats_us.median;
   }
-  out.candidate = std::move(candidate_side.side);
-  out.reference = std::move(reference_side.side);
+  out.timing.candidate = std::move(candidate_side.side);
+  out.timing.reference = std::move(reference_side.side);
   return out;
+}
+
+std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase,
+                                                 const sched::ScratchDirectory& scratch,
+                                                 const RankLauncher& launch) {
+  const int world = scratch.world_size();
+  if (world == 1) {
+    return {&launch(phase, {}, scratch.rank_dir(phase, 0))};
+  }
+  const int port = free_loopback_port();
+  std::vector<sandbox::WorkerClient*> ranks;
+  for (int rank = 0; rank < world; ++rank) {
+    ranks.push_back(&launch(fmt::format("{}.rank{}", phase, rank),
+                            rank_environment(rank, world, port), scratch.rank_dir(phase, rank)));
+  }
+  return ranks;
 }
 
 sandbox::EnvironmentMap rank_environment(int rank, int world_size, int master_port) {

@@ -5,6 +5,7 @@
 // in its collective until its deadline otherwise, and its own "error" only says so. The ranks'
 // timing lives here too: it is the one measurement that must combine the ranks' answers.
 #include "pipeline/worker_phase.hpp"
+#include "sched/scratch_directory.hpp"
 
 #include <functional>
 #include <optional>
@@ -46,17 +47,29 @@ SideTiming time_side(const std::vector<sandbox::WorkerClient*>& ranks,
 // microseconds, from the answers' starts_ns and ends_ns.
 std::vector<double> spans_across_ranks(const std::vector<PhaseOutcome>& ranks);
 
-// Both sides of a collective evaluation, each timed on its own (the candidate first).
+// Both sides of a collective evaluation, each timed on its own (the candidate first). `timing`
+// holds the two sides and the speedup (reference median / candidate median, when the latter is
+// > 0), as run_paired_timing's does for one rank.
 struct RankTiming {
   bool ok = false;
   PhaseOutcome failure; // the failing side's, when !ok
-  std::optional<TimingSide> reference, candidate;
-  std::optional<double> speedup; // reference median / candidate median, when the latter is > 0
+  TimingInfo timing;
 };
 RankTiming measure_ranks(const std::vector<sandbox::WorkerClient*>& reference,
                          const std::vector<sandbox::WorkerClient*>& candidate,
                          const nlohmann::json& request, std::chrono::milliseconds deadline,
                          const std::string& candidate_path);
+
+// Starts the workers of one side: `launch` gets each worker's name in the result ("candidate",
+// "candidate.rank1"), its rendezvous variables (none with one rank) and its directory (the
+// scratch's rank_dir of `phase`). With several ranks each gets torchrun's variables and the side
+// its own port, since the reference's and the candidate's groups are alive at once.
+using RankLauncher = std::function<sandbox::WorkerClient&(const std::string& name,
+                                                          const sandbox::EnvironmentMap& rendezvous,
+                                                          const std::filesystem::path& directory)>;
+std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase,
+                                                 const sched::ScratchDirectory& scratch,
+                                                 const RankLauncher& launch);
 
 // The rendezvous variables of one rank (torchrun's names), on loopback.
 sandbox::EnvironmentMap rank_environment(int rank, int world_size, int master_port);

@@ -1,8 +1,40 @@
 #include "pipeline/trial_comparison.hpp"
 
+#include "pipeline/worker_phase.hpp"
+
 #include <fmt/format.h>
 
+#include <random>
+
 namespace kbench {
+
+nlohmann::json reference_trials(std::uint64_t seed, int count) {
+  nlohmann::json trials = trial_requests(seed, count);
+  const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
+  trials.push_back({{"index", count}, {"seed", held_out_seed}});
+  return trials;
+}
+
+std::vector<TrialResult> trials_from_reference(const nlohmann::json& answer, int held_out_index) {
+  std::vector<TrialResult> trials;
+  for (const auto& trial : answer.value("trials", nlohmann::json::array())) {
+    TrialResult result;
+    result.index = trial.value("index", 0);
+    result.seed = trial.value("seed", 0u);
+    result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
+    result.held_out = result.index == held_out_index;
+    trials.push_back(std::move(result));
+  }
+  return trials;
+}
+
+nlohmann::json candidate_trials(const std::vector<TrialResult>& trials) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& trial : trials) {
+    out.push_back({{"index", trial.index}});
+  }
+  return out;
+}
 
 std::string compare_trials(const sched::ScratchDirectory& scratch, std::vector<TrialResult>& trials,
                            const compare::ToleranceOverride& tolerance) {
