@@ -3,14 +3,14 @@
 // not run (a bad rules file, a missing candidate, a worker that would not start).
 #include "cli/commands.hpp"
 #include "core/json_io.hpp"
-#include "pipeline/worker_phase.hpp"
-#include "sched/paths.hpp"
+#include "pipeline/static_check.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace kbench::cli {
 namespace fs = std::filesystem;
@@ -26,72 +26,36 @@ struct CheckOptions {
   fs::path python;
 };
 
-// The worker runs in a scratch directory, so every path it is given must be absolute. A bare
-// rule-set name (`partial-torch`) is left alone: the worker finds the bundled file.
-std::string absolute_or_name(const std::string& value) {
-  if (value.empty() || (value.find('/') == std::string::npos && !fs::exists(value))) {
-    return value;
-  }
-  return fs::absolute(value).string();
-}
-
-nlohmann::json request_for(const CheckOptions& o) {
-  nlohmann::json request{{"op", "static_check"},
-                         {"candidate", fs::absolute(o.candidate).string()},
-                         {"backend", o.backend}};
-  if (!o.rules.empty()) {
-    request["rules"] = absolute_or_name(o.rules);
-  }
-  if (!o.problem.empty()) {
-    request["problem"] = fs::absolute(o.problem).string();
-  }
-  return request;
-}
-
 // "path:line: severity rule-id: message", the shape compilers use, so editors can jump to it.
-std::string format_verdict(const std::string& path, const nlohmann::json& v) {
-  const std::string line = v.contains("line") && v["line"].is_number_integer()
-                               ? fmt::format(":{}", v["line"].get<int>())
-                               : "";
-  return fmt::format("{}{}: {} {}: {}", path, line, v.value("severity", "warn"),
-                     v.value("rule", "?"), v.value("message", ""));
+std::string format_verdict(const std::string& path, const StaticVerdict& v) {
+  return fmt::format("{}{}: {} {}: {}", path, v.line ? fmt::format(":{}", *v.line) : "", v.severity,
+                     v.rule, v.message);
 }
 
-// Runs the static_check op in a compile-role worker (no GPU, no network, its own scratch).
-PhaseOutcome run_check(const CheckOptions& o) {
-  const fs::path scratch = sched::make_scratch_directory("kbench-check");
-  fs::create_directories(scratch / "tmp");
-  DeviceChoice cpu;
-  cpu.device = "cpu";
-  cpu.device_name = "cpu";
-  const WorkerLaunch launch =
-      worker_launch_for(WorkerRole::compile, cpu, 0, scratch, scratch / "tmp", o.python, 64 * 1024);
-  PhaseOutcome outcome;
-  {
-    auto worker = launch_worker(launch);
-    outcome = run_phase(*worker, request_for(o), std::chrono::seconds(60), WorkerRole::compile,
-                        "checking the candidate's source", o.candidate);
-    worker->shutdown();
-  }
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
-  return outcome;
+// The verdict as the worker sent it (python/kbench/worker/static_check.py, `_verdict`).
+nlohmann::json verdict_json(const StaticVerdict& v) {
+  return {{"rule", v.rule},
+          {"severity", v.severity},
+          {"message", v.message},
+          {"line", v.line ? nlohmann::json(*v.line) : nlohmann::json(nullptr)}};
 }
 
-int report(const CheckOptions& o, const PhaseOutcome& outcome) {
-  const auto verdicts = outcome.body.value("verdicts", nlohmann::json::array());
+int report(const CheckOptions& o, const StaticCheckOutcome& outcome) {
   int rejects = 0;
-  for (const auto& v : verdicts) {
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : outcome.verdicts) {
     std::cout << format_verdict(o.candidate, v) << "\n";
-    rejects += v.value("severity", "") == "reject" ? 1 : 0;
+    rejects += v.severity == "reject" ? 1 : 0;
+    verdicts.push_back(verdict_json(v));
   }
+  const nlohmann::json& body = outcome.phase.body;
   std::cerr << fmt::format("kbench check: {} verdict(s), {} reject(s) (backend {}, rules {})\n",
-                           verdicts.size(), rejects, outcome.body.value("backend", o.backend),
-                           outcome.body.value("rule_set", "default"));
+                           outcome.verdicts.size(), rejects, body.value("backend", o.backend),
+                           body.value("rule_set", "default"));
   if (!o.json_path.empty()) {
     write_json_file(o.json_path, {{"candidate", o.candidate},
-                                  {"backend", outcome.body.value("backend", o.backend)},
-                                  {"rule_set", outcome.body.value("rule_set", "default")},
+                                  {"backend", body.value("backend", o.backend)},
+                                  {"rule_set", body.value("rule_set", "default")},
                                   {"rejected", rejects > 0},
                                   {"verdicts", verdicts}});
   }
@@ -125,9 +89,11 @@ std::function<int()> register_check_command(CLI::App& app) {
       return 2;
     }
     try {
-      const PhaseOutcome outcome = run_check(*o);
-      if (!outcome.ok) {
-        std::cerr << "kbench check: " << outcome.message << "\n";
+      const StaticCheckOutcome outcome = check_alone(
+          o->candidate, o->backend, o->problem,
+          o->rules.empty() ? std::nullopt : std::optional<fs::path>(o->rules), o->python);
+      if (!outcome.phase.ok) {
+        std::cerr << "kbench check: " << outcome.phase.message << "\n";
         return 2;
       }
       return report(*o, outcome);

@@ -2,8 +2,10 @@
 
 #include "core/source_files.hpp"
 #include "pipeline/worker_phase.hpp"
+#include "pipeline/worker_requests.hpp"
 #include "sched/device_probe.hpp"
 #include "sched/paths.hpp"
+#include "sched/scratch_directory.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -81,6 +83,30 @@ fs::path extensions_dir_for(const DisassembleOptions& options, const std::string
   return sched::extension_build_directory(
       options.cache_dir, source,
       fmt::format("\n--disassemble --arch={}\n--python={}\n", arch, options.python.string()));
+}
+
+// Builds the candidate in a compile worker whose scratch directory goes with the build, however
+// it ends; the extensions stay in the cache for cuobjdump.
+PhaseOutcome build(const DisassembleOptions& options, const SourceFile& source,
+                   const sched::GpuInfo& gpu, const fs::path& extensions) {
+  const auto scratch = sched::ScratchDirectory::create("kbench-disassemble");
+  fs::create_directories(extensions);
+  fs::create_directories(scratch / "compile");
+  fs::create_directories(scratch / "tmp");
+  DeviceChoice choice;
+  choice.device = "cuda:0";
+  choice.device_name = gpu.name;
+  choice.gpu = gpu;
+  WorkerLaunch launch =
+      worker_launch_for(WorkerRole::compile, choice, 0, scratch / "compile", scratch / "tmp",
+                        options.python, 64 * 1024, scratch.path(), extensions);
+  launch.limits.cpu_seconds = cpu_seconds_limit(options.compile_timeout);
+  auto worker = launch_worker(launch);
+  const PhaseOutcome built =
+      run_phase(*worker, requests::compile(source.path, extensions), options.compile_timeout,
+                WorkerRole::compile, "importing and building the candidate", source.path.string());
+  worker->shutdown();
+  return built;
 }
 
 } // namespace
@@ -179,32 +205,13 @@ Disassembly disassemble(const DisassembleOptions& options) {
   out.tool = cuobjdump->string();
 
   // The build, as an evaluation's compile phase does it: the compile worker, GPU hidden.
-  const fs::path scratch = sched::make_scratch_directory("kbench-disassemble");
   const fs::path extensions = extensions_dir_for(options, source->text, out.arch);
-  fs::create_directories(extensions);
-  fs::create_directories(scratch / "compile");
-  fs::create_directories(scratch / "tmp");
-  DeviceChoice choice;
-  choice.device = "cuda:0";
-  choice.device_name = gpu->name;
-  choice.gpu = gpu;
-  WorkerLaunch launch =
-      worker_launch_for(WorkerRole::compile, choice, 0, scratch / "compile", scratch / "tmp",
-                        options.python, 64 * 1024, scratch, extensions);
-  launch.limits.cpu_seconds = cpu_seconds_limit(options.compile_timeout);
-  auto worker = launch_worker(launch);
-  const PhaseOutcome built = run_phase(
-      *worker,
-      {{"op", "compile"}, {"candidate", source->path.string()}, {"extensions_dir", extensions}},
-      options.compile_timeout, WorkerRole::compile, "importing and building the candidate",
-      source->path.string());
-  worker->shutdown();
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
+  const PhaseOutcome built = build(options, *source, *gpu, extensions);
   if (!built.ok) {
     out.error = "the candidate did not build: " + built.message;
     return out;
   }
+  std::error_code ignored;
   out.own_kernels = built.body.value("own_kernels", std::vector<std::string>{});
   const fs::path built_dir = built.body.value("extensions_dir", extensions.string());
   for (const auto& entry : fs::recursive_directory_iterator(built_dir, ignored)) {

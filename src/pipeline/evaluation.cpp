@@ -1,19 +1,21 @@
 #include "pipeline/evaluation.hpp"
 
 #include "compare/compare_outputs.hpp"
-#include "core/json_io.hpp"
-#include "pipeline/paired_timing.hpp"
-#include "pipeline/problem_checking.hpp"
 #include "core/problem_metadata.hpp"
-#include "pipeline/profiling.hpp"
-#include "pipeline/rank_group.hpp"
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
-#include "pipeline/worker_phase.hpp"
 #include "counters/gpu_specs.hpp"
-#include "measure/stats.hpp"
+#include "pipeline/paired_timing.hpp"
+#include "pipeline/problem_checking.hpp"
+#include "pipeline/profiling.hpp"
+#include "pipeline/rank_group.hpp"
+#include "pipeline/static_check.hpp"
+#include "pipeline/trial_comparison.hpp"
+#include "pipeline/worker_phase.hpp"
+#include "pipeline/worker_requests.hpp"
 #include "sched/device_probe.hpp"
 #include "sched/paths.hpp"
+#include "sched/scratch_directory.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -24,7 +26,6 @@
 #include <future>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,6 @@ namespace {
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
 }
-
-struct CompileOutcome {
-  PhaseOutcome phase;
-  CompileInfo info;
-};
 
 class Evaluation {
 public:
@@ -63,10 +59,7 @@ public:
     }
     record_phases();
     m_workers.clear(); // kills whatever is still running before the scratch goes
-    if (!m_options.keep_scratch && !m_scratch.empty()) {
-      std::error_code ignored;
-      fs::remove_all(m_scratch, ignored);
-    }
+    m_scratch.reset();
     m_result.wall_s = seconds_since(start);
     return m_result;
   }
@@ -76,7 +69,11 @@ private:
     if (!load_sources() || !resolve_device()) {
       return;
     }
-    warn_about_checked_problem();
+    if (auto warning =
+            warn_about_checked_problem(m_options.cache_dir, m_result.problem_sha256,
+                                       m_options.variant, m_options.precision, m_result.device)) {
+      m_result.warnings.push_back(std::move(*warning)); // a problem that grades unfairly
+    }
     make_scratch();
     stage("static check");
     auto& compiler = launch("compile", WorkerRole::compile);
@@ -102,11 +99,8 @@ private:
     const auto candidate = launch_ranks("candidate", WorkerRole::candidate);
     auto candidate_ready = std::async(std::launch::async, [&] {
       return run_ranks(
-                 candidate,
-                 [](int) {
-                   return nlohmann::json{{"op", "hello"}};
-                 },
-                 m_options.run_timeout, WorkerRole::candidate, "starting", m_result.candidate_path)
+                 candidate, [](int) { return requests::hello(); }, m_options.run_timeout,
+                 WorkerRole::candidate, "starting", m_result.candidate_path)
           .first;
     });
     const auto reference = launch_ranks("reference", WorkerRole::reference);
@@ -229,45 +223,16 @@ private:
     return true;
   }
 
-  // A problem that failed `kbench problems check` grades unfairly: say so on every evaluation.
-  void warn_about_checked_problem() {
-    const fs::path cache =
-        m_options.cache_dir.empty() ? sched::cache_directory() : m_options.cache_dir;
-    const auto record = recorded_problem_check(cache, m_result.problem_sha256, m_options.variant,
-                                               m_options.precision, m_result.device);
-    if (!record || (record->value("verdict", "") == "pass" && record->value("warnings", 0) == 0)) {
-      return;
-    }
-    std::string first;
-    for (const auto& finding : record->value("findings", nlohmann::json::array())) {
-      if (first.empty() || finding.value("severity", "") == "error") {
-        first = finding.value("check", "") + ": " + finding.value("message", "");
-        if (finding.value("severity", "") == "error") {
-          break;
-        }
-      }
-    }
-    m_result.warnings.push_back(fmt::format(
-        "this problem {} `kbench problems check` under variant {} ({} error(s), {} warning(s)); "
-        "first: {}",
-        record->value("verdict", "") == "fail" ? "failed" : "has warnings from", m_options.variant,
-        record->value("errors", 0), record->value("warnings", 0), first));
-  }
-
   void make_scratch() {
-    m_scratch = sched::make_scratch_directory("kbench-eval");
+    m_scratch = sched::ScratchDirectory::create("kbench-eval", m_world);
+    m_scratch.keep(m_options.keep_scratch);
     fs::create_directories(m_scratch / "compile");
     fs::create_directories(m_scratch / "tmp");
     for (const char* sub : {"reference", "inputs", "candidate"}) {
       for (int rank = 0; rank < m_world; ++rank) {
-        fs::create_directories(rank_dir(m_scratch / sub, rank));
+        fs::create_directories(m_scratch.rank_dir(sub, rank));
       }
     }
-  }
-
-  // One rank's files: the directory itself when there is one rank, as before world sizes.
-  fs::path rank_dir(const fs::path& base, int rank) const {
-    return m_world == 1 ? base : base / fmt::format("rank{}", rank);
   }
 
   std::string device_for_rank(int rank) const {
@@ -282,7 +247,7 @@ private:
                                 const std::vector<std::string>& wrapper = {}) {
     WorkerLaunch launch = worker_launch_for(
         role, m_choice, m_options.gpu, directory.empty() ? m_scratch / phase : directory,
-        m_scratch / "tmp", m_options.python, m_options.output_keep_bytes, m_scratch,
+        m_scratch / "tmp", m_options.python, m_options.output_keep_bytes, m_scratch.path(),
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
@@ -295,61 +260,28 @@ private:
     return *m_workers.back().client;
   }
 
-  // One worker per rank; with several, each gets torchrun's rendezvous variables and the side
-  // its own port, since the reference's and the candidate's groups are alive at once.
   std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase, WorkerRole role) {
-    if (m_world == 1) {
-      return {&launch(phase, role)};
-    }
-    const int port = free_loopback_port();
-    std::vector<sandbox::WorkerClient*> ranks;
-    for (int rank = 0; rank < m_world; ++rank) {
-      ranks.push_back(&launch(fmt::format("{}.rank{}", phase, rank), role,
-                              rank_environment(rank, m_world, port),
-                              rank_dir(m_scratch / phase, rank)));
-    }
-    return ranks;
-  }
-
-  // A bundled rule set's name ("partial-torch") goes as it is; a file path is made absolute,
-  // since the worker runs in another directory.
-  std::string rules_argument() const {
-    return m_options.rules.empty() || names_bundled_rule_set(m_options.rules)
-               ? m_options.rules.string()
-               : fs::absolute(m_options.rules).string();
+    return kbench::launch_ranks(phase, m_scratch,
+                                [&](const std::string& name, const sandbox::EnvironmentMap& extra,
+                                    const fs::path& directory) -> sandbox::WorkerClient& {
+                                  return launch(name, role, extra, directory);
+                                });
   }
 
   bool static_check(sandbox::WorkerClient& worker) {
-    const PhaseOutcome outcome =
-        run_phase(worker,
-                  {{"op", "static_check"},
-                   {"candidate", m_result.candidate_path},
-                   {"problem", m_result.problem_path},
-                   {"backend", m_options.backend},
-                   {"rules", rules_argument()}},
-                  std::chrono::seconds(60), WorkerRole::compile, "checking the candidate's source",
-                  m_result.candidate_path);
-    if (!outcome.ok) {
-      fail(Status::harness_error, "the static check could not run: " + outcome.message,
-           outcome.log);
+    StaticCheckOutcome outcome =
+        run_static_check(worker,
+                         requests::static_check(m_result.candidate_path, m_options.backend,
+                                                m_result.problem_path, m_options.rules),
+                         m_result.candidate_path);
+    if (!outcome.phase.ok) {
+      fail(Status::harness_error, "the static check could not run: " + outcome.phase.message,
+           outcome.phase.log);
       return false;
     }
-    std::string rejections;
-    for (const auto& v : outcome.body.value("verdicts", nlohmann::json::array())) {
-      StaticVerdict verdict{v.value("rule", ""), v.value("severity", "warn"),
-                            v.value("message", ""), std::nullopt};
-      if (v.contains("line") && v["line"].is_number_integer()) {
-        verdict.line = v["line"].get<int>();
-      }
-      if (verdict.severity == "reject") {
-        rejections += fmt::format("{}{}{}: {}", rejections.empty() ? "" : "; ",
-                                  verdict.line ? fmt::format("line {} ", *verdict.line) : "",
-                                  verdict.rule, verdict.message);
-      }
-      m_result.static_check.push_back(std::move(verdict));
-    }
-    if (!rejections.empty()) {
-      fail(Status::static_rejected, "rejected by the static check: " + rejections);
+    m_result.static_check = std::move(outcome.verdicts);
+    if (const std::string rejected = rejections(m_result.static_check); !rejected.empty()) {
+      fail(Status::static_rejected, "rejected by the static check: " + rejected);
       return false;
     }
     return true;
@@ -364,95 +296,44 @@ private:
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
-    CompileOutcome out;
-    const auto start = Clock::now();
-    out.info.ran = true;
-    out.info.extensions_dir = extensions_base().string();
-    std::error_code ignored;
-    fs::create_directories(out.info.extensions_dir, ignored);
-    out.phase = run_phase(worker,
-                          {{"op", "compile"},
-                           {"candidate", m_result.candidate_path},
-                           {"extensions_dir", out.info.extensions_dir}},
-                          m_options.compile_timeout, WorkerRole::compile,
-                          "importing and building the candidate", m_result.candidate_path);
-    out.info.seconds = seconds_since(start);
-    if (out.phase.ok) {
-      out.info.extensions_dir = out.phase.body.value("extensions_dir", out.info.extensions_dir);
-      out.info.cached = out.phase.body.value("cached", false);
-    } else {
-      if (out.phase.body.is_object()) {
-        out.info.first_error = out.phase.body.value("first_error", "");
-      }
-      out.info.log = out.phase.log;
-    }
-    return out;
+    return kbench::compile_candidate(worker, m_result.candidate_path, extensions_base(),
+                                     m_options.compile_timeout);
   }
 
-  // Every rank runs the same trials under the same seeds (PopcornBench's semantics: a problem
-  // that wants different data per rank draws it with get_rank()).
-  // R's trials: it draws the inputs under each trial's seed and writes them and its outputs.
   nlohmann::json reference_request(int rank, const nlohmann::json& trials,
                                    const fs::path& inputs_dir, const fs::path& outputs_dir) const {
-    return {{"op", "reference"},
-            {"problem", m_result.problem_path},
-            {"device", device_for_rank(rank)},
-            {"variant", m_options.variant},
-            {"precision", m_options.precision},
-            {"init_seed", m_options.seed},
-            {"trials", trials},
-            {"inputs_dir", inputs_dir.string()},
-            {"outputs_dir", outputs_dir.string()}};
+    return requests::reference(m_result.problem_path, device_for_rank(rank), m_options.variant,
+                               m_options.precision, m_options.seed, trials, inputs_dir,
+                               outputs_dir);
   }
 
-  // C's trials: it reads the inputs R wrote (`trials` carry no seeds) and writes its outputs.
   nlohmann::json candidate_request(int rank, const nlohmann::json& trials,
                                    const fs::path& inputs_dir, const fs::path& outputs_dir) const {
-    return {{"op", "candidate"},
-            {"candidate", m_result.candidate_path},
-            {"device", device_for_rank(rank)},
-            {"precision", m_options.precision},
-            {"extensions_dir", m_result.compile.extensions_dir},
-            {"init_seed", m_options.seed},
-            {"trials", trials},
-            {"inputs_dir", inputs_dir.string()},
-            {"outputs_dir", outputs_dir.string()}};
+    return requests::candidate(m_result.candidate_path, device_for_rank(rank), m_options.precision,
+                               m_result.compile.extensions_dir, m_options.seed, trials, inputs_dir,
+                               outputs_dir);
   }
 
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
-    nlohmann::json trials = trial_requests(m_options.seed, m_options.trials);
-    // One more trial whose seed comes from the machine's entropy, not --seed: a candidate (or
-    // an agent that saw earlier runs) cannot have prepared for it. Every rank must agree on it.
-    const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
-    trials.push_back({{"index", m_options.trials}, {"seed", held_out_seed}});
+    const nlohmann::json trials = reference_trials(m_options.seed, m_options.trials);
     const auto request = [&](int rank) {
-      return reference_request(rank, trials, rank_dir(m_scratch / "inputs", rank),
-                               rank_dir(m_scratch / "reference", rank));
+      return reference_request(rank, trials, m_scratch.rank_dir("inputs", rank),
+                               m_scratch.rank_dir("reference", rank));
     };
     PhaseOutcome outcome = run_ranks(ranks, request, m_options.run_timeout, WorkerRole::reference,
                                      "running the reference's trials", "")
                                .first;
     if (outcome.ok) {
-      for (const auto& trial : outcome.body.value("trials", nlohmann::json::array())) {
-        TrialResult result;
-        result.index = trial.value("index", 0);
-        result.seed = trial.value("seed", 0u);
-        result.input_shapes = trial.value("input_shapes", nlohmann::json::array());
-        result.held_out = result.index == m_options.trials;
-        m_result.trials.push_back(std::move(result));
-      }
+      m_result.trials = trials_from_reference(outcome.body, m_options.trials);
     }
     return outcome;
   }
 
   PhaseOutcome run_candidate(const std::vector<sandbox::WorkerClient*>& ranks) {
-    nlohmann::json trials = nlohmann::json::array();
-    for (const auto& trial : m_result.trials) {
-      trials.push_back({{"index", trial.index}}); // never the seed: C must not know it
-    }
+    const nlohmann::json trials = candidate_trials(m_result.trials);
     const auto request = [&](int rank) {
-      return candidate_request(rank, trials, rank_dir(m_scratch / "inputs", rank),
-                               rank_dir(m_scratch / "candidate", rank));
+      return candidate_request(rank, trials, m_scratch.rank_dir("inputs", rank),
+                               m_scratch.rank_dir("candidate", rank));
     };
     return run_ranks(ranks, request, m_options.run_timeout, WorkerRole::candidate,
                      "running the candidate's trials", m_result.candidate_path)
@@ -460,34 +341,8 @@ private:
   }
 
   bool compare_trials() {
-    const compare::ToleranceOverride override_{m_options.atol, m_options.rtol};
-    std::string first_failure;
-    for (auto& trial : m_result.trials) {
-      const auto name = fmt::format("trial_{}.outputs.safetensors", trial.index);
-      trial.passed = true;
-      // Every rank's outputs, not rank 0's alone: a collective that is right on one rank and
-      // wrong on another is wrong.
-      for (int rank = 0; rank < m_world; ++rank) {
-        const auto comparison = compare::compare_output_files(
-            rank_dir(m_scratch / "candidate", rank) / name,
-            rank_dir(m_scratch / "reference", rank) / name, override_);
-        const std::string prefix = m_world == 1 ? "" : fmt::format("rank {}: ", rank);
-        if (!comparison.passed && trial.passed) {
-          trial.passed = false;
-          trial.failure = prefix + comparison.failure;
-        }
-        for (const auto& [output_name, result] : comparison.outputs) {
-          trial.outputs.push_back(
-              {m_world == 1 ? output_name : fmt::format("rank{}/{}", rank, output_name), result});
-        }
-      }
-      if (trial.passed && &trial == &m_result.trials.front()) {
-        again_failure(trial);
-      }
-      if (!trial.passed && first_failure.empty()) {
-        first_failure = fmt::format("trial {}: {}", trial.index, trial.failure);
-      }
-    }
+    const std::string first_failure =
+        kbench::compare_trials(m_scratch, m_result.trials, {m_options.atol, m_options.rtol});
     if (first_failure.empty()) {
       return true;
     }
@@ -495,89 +350,6 @@ private:
                                         m_result.trials.size(), first_failure));
     m_result.timing.skipped_reason = "only correct candidates are timed";
     return false;
-  }
-
-  // The first trial, run again by C after every other trial (candidate_phase.py), against the
-  // same reference: answers that depend on earlier calls (a cache, leftover state) differ.
-  void again_failure(TrialResult& trial) {
-    const compare::ToleranceOverride override_{m_options.atol, m_options.rtol};
-    const auto name = fmt::format("trial_{}.again.outputs.safetensors", trial.index);
-    const auto reference = fmt::format("trial_{}.outputs.safetensors", trial.index);
-    for (int rank = 0; rank < m_world; ++rank) {
-      const auto comparison = compare::compare_output_files(
-          rank_dir(m_scratch / "candidate", rank) / name,
-          rank_dir(m_scratch / "reference", rank) / reference, override_);
-      if (!comparison.passed) {
-        trial.passed = false;
-        trial.failure =
-            fmt::format("{}run again after the other trials, on the same inputs and "
-                        "model, it gave other outputs: {}",
-                        m_world == 1 ? "" : fmt::format("rank {}: ", rank), comparison.failure);
-        return;
-      }
-    }
-  }
-
-  std::optional<TimingSide> time_side(const std::vector<sandbox::WorkerClient*>& ranks,
-                                      WorkerRole role) {
-    const nlohmann::json request = {
-        {"op", "time"},
-        {"warmup", m_options.warmup},
-        {"iterations", m_options.iterations > 0 ? m_options.iterations : 30},
-        {"flush_l2", true}};
-    const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
-    const RankOutcome outcome = run_ranks(
-        ranks, [&](int) { return request; }, m_options.run_timeout, role, doing,
-        m_result.candidate_path);
-    if (!outcome.ok()) {
-      fail(outcome.first.status, outcome.first.message, outcome.first.log);
-      return std::nullopt;
-    }
-    TimingSide side;
-    side.method = outcome.first.body.value("method", "");
-    side.l2_flush = outcome.first.body.value("l2_flush", false);
-    if (m_world == 1) {
-      side.samples_us = numbers(outcome.first.body, "samples_us");
-    } else {
-      side.samples_us = spans_across_ranks(outcome.per_rank);
-      for (const auto& rank : outcome.per_rank) {
-        side.per_rank_us.push_back(measure::summarize(numbers(rank.body, "samples_us")));
-      }
-    }
-    side.stats_us = measure::summarize(side.samples_us);
-    return side;
-  }
-
-  // The valid (non-negative) samples of an answer's array field.
-  static std::vector<double> numbers(const nlohmann::json& body, const char* key) {
-    auto out = number_array(body, key);
-    std::erase_if(out, [](double v) { return v < 0; });
-    return out;
-  }
-
-  // A sample of several ranks spans from the barrier every rank left to the slowest rank's
-  // completion: the ranks share the host's monotonic clock, so their stamps compare.
-  static std::vector<double> spans_across_ranks(const std::vector<PhaseOutcome>& ranks) {
-    std::vector<double> spans;
-    const auto starts0 = numbers(ranks[0].body, "starts_ns");
-    for (std::size_t i = 0; i < starts0.size(); ++i) {
-      double first_start = starts0[i], last_end = 0;
-      bool complete = true;
-      for (const auto& rank : ranks) {
-        const auto starts = numbers(rank.body, "starts_ns");
-        const auto ends = numbers(rank.body, "ends_ns");
-        if (i >= starts.size() || i >= ends.size()) {
-          complete = false;
-          break;
-        }
-        first_start = std::min(first_start, starts[i]);
-        last_end = std::max(last_end, ends[i]);
-      }
-      if (complete && last_end >= first_start) {
-        spans.push_back((last_end - first_start) / 1000.0);
-      }
-    }
-    return spans;
   }
 
   bool measure(const std::vector<sandbox::WorkerClient*>& reference,
@@ -590,8 +362,8 @@ private:
     const int pool =
         m_result.device == "cpu" ? std::min(m_options.pool_size, 2) : m_options.pool_size;
     const PhaseOutcome written =
-        run_phase(*reference[0], {{"op", "pool"}, {"pool_size", pool}}, m_options.run_timeout,
-                  WorkerRole::reference, "writing the timing pool", "");
+        run_phase(*reference[0], requests::pool(pool), m_options.run_timeout, WorkerRole::reference,
+                  "writing the timing pool", "");
     if (!written.ok) {
       fail(written.status, written.message, written.log);
       return false;
@@ -655,7 +427,7 @@ private:
     setup.first_trial = [this](WorkerRole role, const fs::path& directory) {
       return first_trial_request(role, directory);
     };
-    setup.scratch = m_scratch;
+    setup.scratch = m_scratch.path();
     setup.gpu = *m_choice.gpu;
     setup.candidate_path = m_result.candidate_path;
     if (m_result.timing.candidate && m_result.timing.candidate->stats_us.n > 0) {
@@ -691,20 +463,15 @@ private:
   // Several ranks: each side timed on its own, every sample from a barrier to the last rank.
   bool measure_ranks(const std::vector<sandbox::WorkerClient*>& reference,
                      const std::vector<sandbox::WorkerClient*>& candidate) {
-    auto candidate_side = time_side(candidate, WorkerRole::candidate);
-    if (!candidate_side) {
+    const nlohmann::json request =
+        requests::time(m_options.warmup, m_options.iterations > 0 ? m_options.iterations : 30);
+    RankTiming timed = kbench::measure_ranks(reference, candidate, request, m_options.run_timeout,
+                                             m_result.candidate_path);
+    if (!timed.ok) {
+      fail(timed.failure.status, timed.failure.message, timed.failure.log);
       return false;
     }
-    auto reference_side = time_side(reference, WorkerRole::reference);
-    if (!reference_side) {
-      return false;
-    }
-    m_result.timing.measured = true;
-    if (candidate_side->stats_us.median > 0) {
-      m_result.timing.speedup = reference_side->stats_us.median / candidate_side->stats_us.median;
-    }
-    m_result.timing.candidate = std::move(candidate_side);
-    m_result.timing.reference = std::move(reference_side);
+    m_result.timing = std::move(timed.timing);
     return true;
   }
 
@@ -713,7 +480,9 @@ private:
   EvalResult m_result;
   std::string m_candidate_source;
   DeviceChoice m_choice;
-  fs::path m_scratch;
+  // Declared before m_workers, so that the workers are gone before it removes the directory even
+  // where run() did not order them.
+  sched::ScratchDirectory m_scratch;
   int m_world = 1;
   std::int64_t m_call_bytes = 0; // one call's inputs and outputs (the roofline's memory floor)
   struct LiveWorker {

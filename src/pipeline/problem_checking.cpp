@@ -4,7 +4,9 @@
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
 #include "pipeline/worker_phase.hpp"
+#include "pipeline/worker_requests.hpp"
 #include "sched/paths.hpp"
+#include "sched/scratch_directory.hpp"
 
 #include <fmt/format.h>
 
@@ -97,26 +99,21 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
     return finish();
   }
 
-  const fs::path scratch = sched::make_scratch_directory("kbench-problem");
-  for (const char* sub : {"reference", "outputs", "tmp"}) {
-    fs::create_directories(scratch / sub);
-  }
   {
+    // The worker goes before its scratch directory does (declared after it).
+    const auto scratch = sched::ScratchDirectory::create("kbench-problem");
+    for (const char* sub : {"reference", "outputs", "tmp"}) {
+      fs::create_directories(scratch / sub);
+    }
     auto worker = launch_worker(worker_launch_for(WorkerRole::reference, choice, options.gpu,
                                                   scratch / "reference", scratch / "tmp",
                                                   options.python, options.output_keep_bytes));
     const nlohmann::json trials = trial_requests(options.seed, options.trials);
-    const PhaseOutcome outcome =
-        run_phase(*worker,
-                  {{"op", "problem_check"},
-                   {"problem", result.problem_path},
-                   {"device", choice.device},
-                   {"variant", options.variant},
-                   {"precision", options.precision},
-                   {"init_seed", options.seed},
-                   {"trials", trials},
-                   {"outputs_dir", (scratch / "outputs").string()}},
-                  options.run_timeout, WorkerRole::reference, "checking the problem", "");
+    const PhaseOutcome outcome = run_phase(
+        *worker,
+        requests::problem_check(result.problem_path, choice.device, options.variant,
+                                options.precision, options.seed, trials, scratch / "outputs"),
+        options.run_timeout, WorkerRole::reference, "checking the problem", "");
     if (!outcome.ok) {
       result.message = outcome.message;
     } else {
@@ -141,8 +138,6 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
     }
     worker->shutdown();
   }
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
   if (result.verdict != "not checked") {
     try {
       record_problem_check(cache_root(options), result);
@@ -209,6 +204,32 @@ std::optional<nlohmann::json> recorded_problem_check(const fs::path& cache_dir,
   } catch (const std::exception&) {
     return std::nullopt; // a damaged record is no record
   }
+}
+
+std::optional<std::string> warn_about_checked_problem(const fs::path& cache_dir,
+                                                      const std::string& problem_sha256,
+                                                      const std::string& variant,
+                                                      const std::string& precision,
+                                                      const std::string& device) {
+  const fs::path cache = cache_dir.empty() ? sched::cache_directory() : cache_dir;
+  const auto record = recorded_problem_check(cache, problem_sha256, variant, precision, device);
+  if (!record || (record->value("verdict", "") == "pass" && record->value("warnings", 0) == 0)) {
+    return std::nullopt;
+  }
+  std::string first;
+  for (const auto& finding : record->value("findings", nlohmann::json::array())) {
+    if (first.empty() || finding.value("severity", "") == "error") {
+      first = finding.value("check", "") + ": " + finding.value("message", "");
+      if (finding.value("severity", "") == "error") {
+        break;
+      }
+    }
+  }
+  return fmt::format(
+      "this problem {} `kbench problems check` under variant {} ({} error(s), {} warning(s)); "
+      "first: {}",
+      record->value("verdict", "") == "fail" ? "failed" : "has warnings from", variant,
+      record->value("errors", 0), record->value("warnings", 0), first);
 }
 
 } // namespace kbench

@@ -49,4 +49,13 @@ std::optional<nlohmann::json> recorded_problem_check(const std::filesystem::path
                                                      const std::string& precision,
                                                      const std::string& device);
 
+// A problem that failed `kbench problems check` grades unfairly: the warning every evaluation of
+// it carries, naming the first error (else the first warning), from the record under
+// `cache_dir` (empty: the default cache). Nullopt when it passed cleanly or was never checked.
+std::optional<std::string> warn_about_checked_problem(const std::filesystem::path& cache_dir,
+                                                      const std::string& problem_sha256,
+                                                      const std::string& variant,
+                                                      const std::string& precision,
+                                                      const std::string& device);
+
 } // namespace kbench

@@ -1,7 +1,11 @@
 #include "pipeline/rank_group.hpp"
 
+#include "core/json_io.hpp"
+#include "measure/stats.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <condition_variable>
 #include <future>
@@ -53,6 +57,13 @@ int blame(const PhaseOutcome& outcome, bool ended_by_kbench) {
   }
   using Kind = sandbox::WorkerReply::Kind;
   return outcome.reply == Kind::died ? 0 : outcome.reply == Kind::timed_out ? 2 : 1;
+}
+
+// The valid (non-negative) samples of an answer's array field.
+std::vector<double> numbers(const nlohmann::json& body, const char* key) {
+  auto out = number_array(body, key);
+  std::erase_if(out, [](double v) { return v < 0; });
+  return out;
 }
 
 } // namespace
@@ -120,6 +131,99 @@ RankOutcome run_ranks(const std::vector<sandbox::WorkerClient*>& ranks,
   out.first.message =
       fmt::format("rank {} of {}: {}", out.failed_rank, ranks.size(), out.first.message);
   return out;
+}
+
+SideTiming time_side(const std::vector<sandbox::WorkerClient*>& ranks,
+                     const nlohmann::json& request, std::chrono::milliseconds deadline,
+                     WorkerRole role, const std::string& candidate_path) {
+  const char* doing = role == WorkerRole::reference ? "timing the reference" : "timing ModelNew";
+  const RankOutcome outcome = run_ranks(
+      ranks, [&](int) { return request; }, deadline, role, doing, candidate_path);
+  SideTiming out;
+  if (!outcome.ok()) {
+    out.failure = outcome.first;
+    return out;
+  }
+  out.ok = true;
+  TimingSide& side = out.side;
+  side.method = outcome.first.body.value("method", "");
+  side.l2_flush = outcome.first.body.value("l2_flush", false);
+  if (ranks.size() == 1) {
+    side.samples_us = numbers(outcome.first.body, "samples_us");
+  } else {
+    side.samples_us = spans_across_ranks(outcome.per_rank);
+    for (const auto& rank : outcome.per_rank) {
+      side.per_rank_us.push_back(measure::summarize(numbers(rank.body, "samples_us")));
+    }
+  }
+  side.stats_us = measure::summarize(side.samples_us);
+  return out;
+}
+
+std::vector<double> spans_across_ranks(const std::vector<PhaseOutcome>& ranks) {
+  std::vector<double> spans;
+  const auto starts0 = numbers(ranks[0].body, "starts_ns");
+  for (std::size_t i = 0; i < starts0.size(); ++i) {
+    double first_start = starts0[i], last_end = 0;
+    bool complete = true;
+    for (const auto& rank : ranks) {
+      const auto starts = numbers(rank.body, "starts_ns");
+      const auto ends = numbers(rank.body, "ends_ns");
+      if (i >= starts.size() || i >= ends.size()) {
+        complete = false;
+        break;
+      }
+      first_start = std::min(first_start, starts[i]);
+      last_end = std::max(last_end, ends[i]);
+    }
+    if (complete && last_end >= first_start) {
+      spans.push_back((last_end - first_start) / 1000.0);
+    }
+  }
+  return spans;
+}
+
+RankTiming measure_ranks(const std::vector<sandbox::WorkerClient*>& reference,
+                         const std::vector<sandbox::WorkerClient*>& candidate,
+                         const nlohmann::json& request, std::chrono::milliseconds deadline,
+                         const std::string& candidate_path) {
+  RankTiming out;
+  SideTiming candidate_side =
+      time_side(candidate, request, deadline, WorkerRole::candidate, candidate_path);
+  if (!candidate_side.ok) {
+    out.failure = std::move(candidate_side.failure);
+    return out;
+  }
+  SideTiming reference_side =
+      time_side(reference, request, deadline, WorkerRole::reference, candidate_path);
+  if (!reference_side.ok) {
+    out.failure = std::move(reference_side.failure);
+    return out;
+  }
+  out.ok = true;
+  out.timing.measured = true;
+  if (candidate_side.side.stats_us.median > 0) {
+    out.timing.speedup = reference_side.side.stats_us.median / candidate_side.side.stats_us.median;
+  }
+  out.timing.candidate = std::move(candidate_side.side);
+  out.timing.reference = std::move(reference_side.side);
+  return out;
+}
+
+std::vector<sandbox::WorkerClient*> launch_ranks(const std::string& phase,
+                                                 const sched::ScratchDirectory& scratch,
+                                                 const RankLauncher& launch) {
+  const int world = scratch.world_size();
+  if (world == 1) {
+    return {&launch(phase, {}, scratch.rank_dir(phase, 0))};
+  }
+  const int port = free_loopback_port();
+  std::vector<sandbox::WorkerClient*> ranks;
+  for (int rank = 0; rank < world; ++rank) {
+    ranks.push_back(&launch(fmt::format("{}.rank{}", phase, rank),
+                            rank_environment(rank, world, port), scratch.rank_dir(phase, rank)));
+  }
+  return ranks;
 }
 
 sandbox::EnvironmentMap rank_environment(int rank, int world_size, int master_port) {

@@ -1,6 +1,8 @@
 #include "pipeline/worker_phase.hpp"
 
 #include "core/seeding.hpp"
+#include "core/stopwatch.hpp"
+#include "pipeline/worker_requests.hpp"
 #include "sandbox/landlock.hpp"
 #include "sched/paths.hpp"
 
@@ -257,6 +259,31 @@ std::string crash_summary(const std::string& stderr_text, const std::string& can
     summary += (summary.empty() ? "" : "; ") + std::regex_replace(line, std::regex(R"(^\s+)"), "");
   }
   return summary;
+}
+
+CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::string& candidate_path,
+                                 const std::filesystem::path& extensions_dir,
+                                 std::chrono::milliseconds deadline) {
+  CompileOutcome out;
+  const auto start = Clock::now();
+  out.info.ran = true;
+  out.info.extensions_dir = extensions_dir.string();
+  std::error_code ignored;
+  std::filesystem::create_directories(out.info.extensions_dir, ignored);
+  out.phase =
+      run_phase(worker, requests::compile(candidate_path, out.info.extensions_dir), deadline,
+                WorkerRole::compile, "importing and building the candidate", candidate_path);
+  out.info.seconds = seconds_since(start);
+  if (out.phase.ok) {
+    out.info.extensions_dir = out.phase.body.value("extensions_dir", out.info.extensions_dir);
+    out.info.cached = out.phase.body.value("cached", false);
+  } else {
+    if (out.phase.body.is_object()) {
+      out.info.first_error = out.phase.body.value("first_error", "");
+    }
+    out.info.log = out.phase.log;
+  }
+  return out;
 }
 
 nlohmann::json trial_requests(std::uint64_t seed, int trials) {

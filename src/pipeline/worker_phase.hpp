@@ -93,6 +93,17 @@ PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& requ
                        std::chrono::milliseconds deadline, WorkerRole role,
                        const std::string& doing, const std::string& candidate_path);
 
+// The compile phase: the candidate imported with the GPU hidden, so that its load_inline
+// extensions build in `extensions_dir` (created if missing). `info` says where the build went,
+// whether it was cached and, when it failed, its first error and log.
+struct CompileOutcome {
+  PhaseOutcome phase;
+  CompileInfo info;
+};
+CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::string& candidate_path,
+                                 const std::filesystem::path& extensions_dir,
+                                 std::chrono::milliseconds deadline);
+
 // The most telling lines of a dead worker's stderr: a CUDA error, a fatal Python error, the
 // candidate's frame.
 std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path);

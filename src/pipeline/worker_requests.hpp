@@ -3,12 +3,74 @@
 // a worker is built here, and every sender uses these builders, as pygpubench's protocol.h is
 // included by both of its sides. python/kbench/worker/handlers.py, the receiving side, points
 // here. One JSON object per line each way (src/sandbox/worker_client.hpp).
+//
+// The builders take what the worker needs, typed, and no options struct: what a request carries
+// is then read here, not worked out from EvalOptions at each sender. Paths go as the caller gives
+// them; a worker runs in a scratch directory of its own, so callers give absolute ones.
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
 
 namespace kbench::requests {
 
 // ---- The evaluation's phases: hello, static_check, compile, reference, candidate, pool, time,
 // ---- problem_check.
+
+// The worker's versions (python, torch); a candidate worker's first request, which also pays
+// for its torch import while other phases run.
+nlohmann::json hello();
+
+// How a rule set is named to the worker: a bundled set's name ("partial-torch": no '/', no .json
+// extension) as it is, since the worker finds the bundled file; anything else as an absolute path,
+// since the worker runs in another directory. Empty stays empty (the default set).
+std::string rule_set_argument(const std::filesystem::path& rules);
+
+// The static rules' verdicts on `candidate` (no import, no torch). `problem` (its size constants
+// feed shape-specialised) goes when not empty. `rules` goes through rule_set_argument when
+// given; absent and empty both mean the default set to the worker. An evaluation always gives
+// it, `kbench check` only when --rules was given: kept so, to send what each sent before.
+nlohmann::json static_check(const std::filesystem::path& candidate, const std::string& backend,
+                            const std::filesystem::path& problem,
+                            const std::optional<std::filesystem::path>& rules);
+
+// Imports the candidate with the GPU hidden so that load_inline builds, in `extensions_dir`.
+nlohmann::json compile(const std::filesystem::path& candidate,
+                       const std::filesystem::path& extensions_dir);
+
+// Every rank runs the same trials under the same seeds (PopcornBench's semantics: a problem
+// that wants different data per rank draws it with get_rank()).
+// R's trials ({index, seed} each): it draws the inputs under each trial's seed and writes them
+// to `inputs_dir`, its outputs to `outputs_dir`.
+nlohmann::json reference(const std::filesystem::path& problem, const std::string& device,
+                         const std::string& variant, const std::string& precision,
+                         std::uint64_t init_seed, const nlohmann::json& trials,
+                         const std::filesystem::path& inputs_dir,
+                         const std::filesystem::path& outputs_dir);
+
+// C's trials: it reads the inputs R wrote (`trials` carry indices only: C must not know the
+// seeds) and writes its outputs.
+nlohmann::json candidate(const std::filesystem::path& candidate, const std::string& device,
+                         const std::string& precision, const std::filesystem::path& extensions_dir,
+                         std::uint64_t init_seed, const nlohmann::json& trials,
+                         const std::filesystem::path& inputs_dir,
+                         const std::filesystem::path& outputs_dir);
+
+// Process R writes the timing pool: `pool_size` input sets and their outputs.
+nlohmann::json pool(int pool_size);
+
+// Times the session's model on its first trial's inputs, with the L2 flushed before each call
+// (the ranks of a collective evaluation; one process is timed by time_block instead).
+nlohmann::json time(int warmup, int iterations);
+
+// The reference-side measurements of `kbench problems check`: R runs `trials` twice each and
+// writes what the judge reads to `outputs_dir`.
+nlohmann::json problem_check(const std::filesystem::path& problem, const std::string& device,
+                             const std::string& variant, const std::string& precision,
+                             std::uint64_t init_seed, const nlohmann::json& trials,
+                             const std::filesystem::path& outputs_dir);
 
 // ---- The measurement engine and profiling: time_block, energy, profile.
 

@@ -1,24 +1,11 @@
 """The worker protocol's Python side: one request in, one answer out, both JSON.
 
-A worker holds at most one session: a reference session (process R) or a candidate session
-(process C). Requests:
-  hello                          versions and devices
-  static_check {candidate, backend?, rules?, problem?}
-                                 the static rules' verdicts (no import, no torch needed)
-  compile {candidate, extensions_dir}
-                                 imports the candidate with the GPU hidden so load_inline builds;
-                                 answers with the build directory and the candidate's own kernels
-  reference {problem, device, variant, init_seed, trials, inputs_dir, outputs_dir}
-  candidate {candidate, device, extensions_dir, init_seed, trials, inputs_dir, outputs_dir}
-  problem_check {problem, device, variant, precision, init_seed, trials, outputs_dir}
-                                 the reference-side measurements of `kbench problems check`
-  time {warmup, iterations, flush_l2}
-                                 times the session's model on its first trial's inputs (ranks)
-  pool {pool_size}               process R writes the timing pool (input sets and their outputs)
-  time_block {calls, warmup, warm, target, pool_size, memory, keep_outputs, block, outputs_dir}
-                                 one block of the measurement engine's paired timing
-  energy {seconds}               energy per call from NVML, after the timing blocks
-  profile {warmup}               one call between cudaProfilerStart and Stop (under ncu)
+The requests are defined once, on the C++ side: src/pipeline/worker_requests.hpp builds every
+one kbench sends and says what each field means; the handlers below read those fields. A worker
+holds at most one session: a reference session (process R) or a candidate session (process C).
+Ops: hello, static_check, compile, reference, candidate, problem_check, time, pool (the
+evaluation's phases) and time_block, energy, profile (the measurement engine and profiling); the
+`HANDLERS` table at the end maps each to its handler.
 """
 
 import json
