@@ -1,9 +1,9 @@
 // kbench problems check PATH...: reports, per problem and variant, whether the problem is fit
 // to grade candidates with (docs/problems.md, "Checking problems").
 #include "cli/commands.hpp"
-#include "report/summary.hpp"
 #include "core/json_io.hpp"
 #include "pipeline/problem_checking.hpp"
+#include "report/summary.hpp"
 
 #include <fmt/format.h>
 
@@ -65,7 +65,7 @@ std::string format_table(const std::vector<ProblemCheckResult>& results) {
 
 } // namespace
 
-std::function<int()> register_problems_command(CLI::App& app) {
+Command register_problems_command(CLI::App& app) {
   auto* problems = app.add_subcommand("problems", "inspect problem sets");
   problems->require_subcommand(1);
   auto* command = problems->add_subcommand(
@@ -93,7 +93,7 @@ std::function<int()> register_problems_command(CLI::App& app) {
   command->add_option("--cache-dir", options->cache_dir, "where results are recorded");
   command->add_option("--json", *json_path, "write the reports (a JSON array)");
 
-  return [options, paths, variants, json_path]() -> int {
+  const auto run = [options, paths, variants, json_path]() -> int {
     if (variants->empty()) {
       *variants = {"standard", "popcorn"};
     }
@@ -127,6 +127,7 @@ std::function<int()> register_problems_command(CLI::App& app) {
     }
     return code;
   };
+  return {problems, run};
 }
 
 } // namespace kbench::cli
