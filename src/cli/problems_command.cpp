@@ -4,9 +4,11 @@
 #include "core/json_io.hpp"
 #include "pipeline/problem_checking.hpp"
 #include "report/summary.hpp"
+#include "sched/suite_plan.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,26 +17,6 @@ namespace kbench::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<fs::path> expand(const std::vector<std::string>& paths) {
-  std::vector<fs::path> problems;
-  for (const auto& path : paths) {
-    if (fs::is_directory(path)) {
-      std::vector<fs::path> found;
-      for (const auto& entry : fs::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".py" &&
-            entry.path().filename() != "__init__.py") {
-          found.push_back(entry.path());
-        }
-      }
-      std::sort(found.begin(), found.end());
-      problems.insert(problems.end(), found.begin(), found.end());
-    } else {
-      problems.emplace_back(path);
-    }
-  }
-  return problems;
-}
 
 std::string short_name(const std::string& path) {
   const fs::path p(path);
@@ -98,7 +80,7 @@ Command register_problems_command(CLI::App& app) {
       *variants = {"standard", "popcorn"};
     }
     std::vector<ProblemCheckResult> results;
-    for (const auto& problem : expand(*paths)) {
+    for (const auto& problem : sched::expand_problem_paths(*paths)) {
       for (const auto& variant : *variants) {
         EvalOptions run = *options;
         run.problem = problem;

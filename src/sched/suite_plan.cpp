@@ -1,4 +1,4 @@
-// Reading a suite manifest and planning its runs (sched/suite_plan.hpp).
+// Reading a suite manifest, planning its runs, expanding problem paths (sched/suite_plan.hpp).
 #include "sched/suite_plan.hpp"
 
 #include "core/json_io.hpp"
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -136,6 +137,26 @@ std::vector<EvalOptions> distinct_builds(const std::vector<EvalOptions>& runs) {
     }
   }
   return builds;
+}
+
+std::vector<fs::path> expand_problem_paths(const std::vector<std::string>& paths) {
+  std::vector<fs::path> problems;
+  for (const auto& path : paths) {
+    if (fs::is_directory(path)) {
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::recursive_directory_iterator(path)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".py" &&
+            entry.path().filename() != "__init__.py") {
+          found.push_back(entry.path());
+        }
+      }
+      std::sort(found.begin(), found.end());
+      problems.insert(problems.end(), found.begin(), found.end());
+    } else {
+      problems.emplace_back(path);
+    }
+  }
+  return problems;
 }
 
 } // namespace kbench::sched

@@ -1,8 +1,9 @@
 #pragma once
-// A suite manifest and the evaluations it stands for, without running any: `kbench suite`, the
-// agent loop, `serve` and the queue consumer read a manifest and plan its runs alike, then each
-// runs them its own way (pipeline/suite_prebuild.hpp builds them ahead). Pure apart from reading
-// the manifest and canonicalising paths, so tests/unit/test_suite_plan.cpp checks it directly.
+// Which evaluations a suite stands for, without running any: the entries of a manifest, or the
+// problems a list of paths names. `kbench suite`, `kbench problems check`, the agent loop,
+// `serve` and the queue consumer plan their runs alike, then each runs them its own way
+// (pipeline/suite_prebuild.hpp builds them ahead). Pure apart from reading the manifest and
+// walking directories, so tests/unit/test_suite_plan.cpp checks it directly.
 //
 // Manifest (JSON): {"entries": [{"problem": P, "candidate": C, "device": "cpu"|"cuda"|"any",
 //                                "expect": STATUS, "variant": V, "run_timeout_s": N,
@@ -52,5 +53,9 @@ std::vector<PlannedEntry> plan_suite(const std::vector<ManifestEntry>& entries,
 // first occurrence first. Builds are CPU work and run in parallel before the timed evaluations,
 // which then find them in the compile cache.
 std::vector<EvalOptions> distinct_builds(const std::vector<EvalOptions>& runs);
+
+// The problem files `paths` name: a file as given, a directory as every .py file beneath it
+// but __init__.py, sorted, so a problem set's order does not depend on the file system.
+std::vector<std::filesystem::path> expand_problem_paths(const std::vector<std::string>& paths);
 
 } // namespace kbench::sched

@@ -15,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class ReadManifest : public ::testing::Test {
+// A fresh directory per test, removed after it.
+class TempDirectory : public ::testing::Test {
 protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -26,6 +27,11 @@ protected:
   }
   void TearDown() override { fs::remove_all(m_dir); }
 
+  fs::path m_dir;
+};
+
+class ReadManifest : public TempDirectory {
+protected:
   fs::path write(const std::string& text) const {
     const fs::path path = m_dir / "suite.json";
     std::ofstream(path) << text;
@@ -46,8 +52,6 @@ protected:
     ADD_FAILURE() << "no error for " << text;
     return "";
   }
-
-  fs::path m_dir;
 };
 
 TEST_F(ReadManifest, ReadsEveryFieldAndDefaultsTheOptionalOnes) {
@@ -226,6 +230,20 @@ TEST(DistinctBuilds, OneCompileOnlyBuildPerCandidateAndDevice) {
   for (const auto& build : builds) {
     EXPECT_TRUE(build.compile_only);
   }
+}
+
+using ExpandProblemPaths = TempDirectory;
+
+TEST_F(ExpandProblemPaths, ADirectoryGivesItsPythonFilesSortedAndAFileItself) {
+  for (const char* name : {"level1/2_b.py", "level1/1_a.py", "level1/__init__.py",
+                           "level1/notes.txt", "level1/deep/3_c.py"}) {
+    fs::create_directories((m_dir / name).parent_path());
+    std::ofstream(m_dir / name) << "";
+  }
+  const auto problems = expand_problem_paths({(m_dir / "level1").string(), "not/there.py"});
+  const std::vector<fs::path> expected{m_dir / "level1/1_a.py", m_dir / "level1/2_b.py",
+                                       m_dir / "level1/deep/3_c.py", "not/there.py"};
+  EXPECT_EQ(problems, expected);
 }
 
 } // namespace
