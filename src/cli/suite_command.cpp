@@ -77,15 +77,14 @@ Command register_suite_command(CLI::App& app) {
                                builds.size(), *jobs);
       prebuild(builds, *jobs);
     }
-    std::size_t next_run = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      auto& row = rows[i];
-      if (!row.skipped_reason.empty()) {
+      if (!planned[i].run) {
         continue;
       }
+      auto& row = rows[i];
       std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", i + 1, rows.size(),
                                row.problem, row.candidate, row.device);
-      row.result = evaluate(runs[next_run++]);
+      row.result = evaluate(*planned[i].run);
       std::cerr << fmt::format("kbench suite:   -> {} ({:.1f} s){}\n",
                                status_name(row.result->status), row.result->wall_s,
                                row.met_expectation() ? "" : ", expected " + row.expect);

@@ -43,7 +43,8 @@ struct PlannedEntry {
 
 // What a suite does with its entries, in manifest order. `options` holds the suite's own flags
 // (its device may be "auto"); `manifest_dir` anchors the entries' relative paths; a non-empty
-// `only_device` leaves out the entries that run elsewhere; `gpu_count` is the usable GPUs here.
+// `only_device` leaves out the entries that run elsewhere; `gpu_count` is the usable GPUs here
+// (the caller probes them, so a plan can be checked for any machine).
 std::vector<PlannedEntry> plan_suite(const std::vector<ManifestEntry>& entries,
                                      const EvalOptions& options,
                                      const std::filesystem::path& manifest_dir,
