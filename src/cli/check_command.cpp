@@ -64,7 +64,7 @@ int report(const CheckOptions& o, const StaticCheckOutcome& outcome) {
 
 } // namespace
 
-std::function<int()> register_check_command(CLI::App& app) {
+Command register_check_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "check", "run the static rules on a candidate (no build, no device); exit 1 on a reject");
   auto o = std::make_shared<CheckOptions>();
@@ -79,7 +79,7 @@ std::function<int()> register_check_command(CLI::App& app) {
   command->add_option("--json", o->json_path, "write the verdicts as JSON");
   command->add_option("--python", o->python, "interpreter of the torch environment");
 
-  return [o]() -> int {
+  const auto run = [o]() -> int {
     if (!fs::is_regular_file(o->candidate)) {
       std::cerr << fmt::format("kbench check: {}: no such file\n", o->candidate);
       return 2;
@@ -102,6 +102,7 @@ std::function<int()> register_check_command(CLI::App& app) {
       return 2;
     }
   };
+  return {command, run};
 }
 
 } // namespace kbench::cli

@@ -1,22 +1,25 @@
 #pragma once
-// The subcommands of `kbench`: each registers its options on the app and runs when chosen.
-#include "core/options.hpp"
-
+// The subcommands of `kbench`. Each file under src/cli/ registers one subcommand on the app and
+// returns it with its runner, so that main.cpp holds one list of registrations and runs the one
+// that was chosen: a new subcommand is one file plus one line there.
 #include <CLI/CLI.hpp>
 
 #include <functional>
 
 namespace kbench::cli {
 
-// Options that every command running evaluations shares (device, trials, seeds, deadlines...).
-void add_shared_eval_options(CLI::App& command, EvalOptions& options);
+// A registered subcommand: `app` is parsed when the command line chose it; `run` then does the
+// work and returns the exit code.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
 
-// Each returns the function to call when its subcommand was chosen; it returns the exit code.
-std::function<int()> register_eval_command(CLI::App& app);
-std::function<int()> register_suite_command(CLI::App& app);
-std::function<int()> register_problems_command(CLI::App& app);
-std::function<int()> register_check_command(CLI::App& app);
-std::function<int()> register_specs_command(CLI::App& app);
-std::function<int()> register_disassemble_command(CLI::App& app);
+Command register_eval_command(CLI::App& app);
+Command register_suite_command(CLI::App& app);
+Command register_problems_command(CLI::App& app);
+Command register_check_command(CLI::App& app);
+Command register_specs_command(CLI::App& app);
+Command register_disassemble_command(CLI::App& app);
 
 } // namespace kbench::cli

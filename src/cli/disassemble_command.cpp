@@ -1,7 +1,7 @@
-// kbench disassemble CANDIDATE: the SASS of the candidate's own kernels (src/core/disassembly).
+// kbench disassemble CANDIDATE: the SASS of the candidate's own kernels (pipeline/disassembly.hpp).
 #include "cli/commands.hpp"
-#include "pipeline/disassembly.hpp"
 #include "core/json_io.hpp"
+#include "pipeline/disassembly.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 namespace kbench::cli {
 
-std::function<int()> register_disassemble_command(CLI::App& app) {
+Command register_disassemble_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "disassemble", "print the SASS of the kernels a candidate compiles itself (cuobjdump)");
   auto options = std::make_shared<DisassembleOptions>();
@@ -26,7 +26,7 @@ std::function<int()> register_disassemble_command(CLI::App& app) {
   command->add_option("--cache-dir", options->cache_dir, "compile cache (default ~/.cache/kbench)");
   command->add_option("--json", *json_path, "also write the functions and their SASS as JSON");
 
-  return [options, json_path]() -> int {
+  const auto run = [options, json_path]() -> int {
     const Disassembly result = disassemble(*options);
     if (!result.ok) {
       std::cerr << "kbench disassemble: " << result.error << "\n";
@@ -51,6 +51,7 @@ std::function<int()> register_disassemble_command(CLI::App& app) {
     }
     return 0;
   };
+  return {command, run};
 }
 
 } // namespace kbench::cli

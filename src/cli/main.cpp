@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <vector>
 
 int main(int argc, char** argv) {
   // A worker that dies while we write its request must not kill the orchestrator.
@@ -11,34 +12,23 @@ int main(int argc, char** argv) {
   CLI::App app{"kbench: evaluate GPU kernels against PyTorch reference programs"};
   app.set_version_flag("--version", std::string("kbench ") + KBENCH_VERSION);
   app.require_subcommand(1);
-  const auto run_eval = kbench::cli::register_eval_command(app);
-  const auto run_suite = kbench::cli::register_suite_command(app);
-  const auto run_problems = kbench::cli::register_problems_command(app);
-  const auto run_check = kbench::cli::register_check_command(app);
-  const auto run_specs = kbench::cli::register_specs_command(app);
-  const auto run_disassemble = kbench::cli::register_disassemble_command(app);
+  // Every subcommand, in the order `kbench --help` lists them: one line each.
+  std::vector<kbench::cli::Command> commands;
+  commands.push_back(kbench::cli::register_eval_command(app));
+  commands.push_back(kbench::cli::register_suite_command(app));
+  commands.push_back(kbench::cli::register_problems_command(app));
+  commands.push_back(kbench::cli::register_check_command(app));
+  commands.push_back(kbench::cli::register_specs_command(app));
+  commands.push_back(kbench::cli::register_disassemble_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 64;
   }
-  if (app.got_subcommand("eval")) {
-    return run_eval();
-  }
-  if (app.got_subcommand("suite")) {
-    return run_suite();
-  }
-  if (app.got_subcommand("problems")) {
-    return run_problems();
-  }
-  if (app.got_subcommand("check")) {
-    return run_check();
-  }
-  if (app.got_subcommand("specs")) {
-    return run_specs();
-  }
-  if (app.got_subcommand("disassemble")) {
-    return run_disassemble();
+  for (const auto& command : commands) {
+    if (command.app->parsed()) {
+      return command.run();
+    }
   }
   std::cerr << app.help();
   return 64;

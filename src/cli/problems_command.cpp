@@ -1,12 +1,14 @@
 // kbench problems check PATH...: reports, per problem and variant, whether the problem is fit
 // to grade candidates with (docs/problems.md, "Checking problems").
 #include "cli/commands.hpp"
-#include "report/summary.hpp"
 #include "core/json_io.hpp"
 #include "pipeline/problem_checking.hpp"
+#include "report/summary.hpp"
+#include "sched/suite_plan.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,26 +17,6 @@ namespace kbench::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<fs::path> expand(const std::vector<std::string>& paths) {
-  std::vector<fs::path> problems;
-  for (const auto& path : paths) {
-    if (fs::is_directory(path)) {
-      std::vector<fs::path> found;
-      for (const auto& entry : fs::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".py" &&
-            entry.path().filename() != "__init__.py") {
-          found.push_back(entry.path());
-        }
-      }
-      std::sort(found.begin(), found.end());
-      problems.insert(problems.end(), found.begin(), found.end());
-    } else {
-      problems.emplace_back(path);
-    }
-  }
-  return problems;
-}
 
 std::string short_name(const std::string& path) {
   const fs::path p(path);
@@ -65,7 +47,7 @@ std::string format_table(const std::vector<ProblemCheckResult>& results) {
 
 } // namespace
 
-std::function<int()> register_problems_command(CLI::App& app) {
+Command register_problems_command(CLI::App& app) {
   auto* problems = app.add_subcommand("problems", "inspect problem sets");
   problems->require_subcommand(1);
   auto* command = problems->add_subcommand(
@@ -93,12 +75,12 @@ std::function<int()> register_problems_command(CLI::App& app) {
   command->add_option("--cache-dir", options->cache_dir, "where results are recorded");
   command->add_option("--json", *json_path, "write the reports (a JSON array)");
 
-  return [options, paths, variants, json_path]() -> int {
+  const auto run = [options, paths, variants, json_path]() -> int {
     if (variants->empty()) {
       *variants = {"standard", "popcorn"};
     }
     std::vector<ProblemCheckResult> results;
-    for (const auto& problem : expand(*paths)) {
+    for (const auto& problem : sched::expand_problem_paths(*paths)) {
       for (const auto& variant : *variants) {
         EvalOptions run = *options;
         run.problem = problem;
@@ -127,6 +109,7 @@ std::function<int()> register_problems_command(CLI::App& app) {
     }
     return code;
   };
+  return {problems, run};
 }
 
 } // namespace kbench::cli

@@ -153,7 +153,7 @@ int print_device(const SpecsOptions& o) {
 
 } // namespace
 
-std::function<int()> register_specs_command(CLI::App& app) {
+Command register_specs_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "specs",
       "print the GPU peak figures kbench uses (dense FLOP/s, DRAM bandwidth), with sources");
@@ -166,7 +166,7 @@ std::function<int()> register_specs_command(CLI::App& app) {
   row->excludes(all);
   gpu->excludes(row)->excludes(all);
 
-  return [o]() -> int {
+  const auto run = [o]() -> int {
     try {
       if (o->all) {
         return print_all(*o);
@@ -180,6 +180,7 @@ std::function<int()> register_specs_command(CLI::App& app) {
       return 2;
     }
   };
+  return {command, run};
 }
 
 } // namespace kbench::cli
