@@ -58,10 +58,12 @@ TEST(CudaCounters, ReluProfileFillsEveryFieldAndFindsItMemoryBound) {
   const auto& call = counters["candidate"]["call"]["fields"];
   EXPECT_EQ(text(call, "bottleneck"), "memory") << call.dump(1);
   EXPECT_GE(call["dram_throughput"]["value"].get<double>(), 60.0);
-  // torch's clamp kernel is a near-pure copy: at least 80 % of the DRAM peak (81 % measured).
+  // torch's clamp kernel is a near-pure copy: at least 75 % of the DRAM peak. Measured 81.1 %
+  // on the H200 of 2026-11-29 and 79.3-79.8 % on that of 2026-12-01 (docs/gpu-validation.md):
+  // the card, not the code, moves it by a few points, so the bound leaves room for that.
   const auto& reference = counters["reference"]["call"]["fields"];
   EXPECT_EQ(text(reference, "bottleneck"), "memory");
-  EXPECT_GE(reference["dram_throughput"]["value"].get<double>(), 80.0);
+  EXPECT_GE(reference["dram_throughput"]["value"].get<double>(), 75.0);
   for (const auto& [id, field] : call.items()) {
     EXPECT_TRUE(!field["value"].is_null() || !field.value("reason", "").empty()) << id;
   }
