@@ -1,8 +1,9 @@
 #pragma once
-// What one timed call did on the GPU, from the CUPTI records of its window (DESIGN section 4):
-// device_us over every stream, launches by name, copies, sets, allocations, work that escaped
-// the caller's stream, and the share of GPU time spent in the candidate's own kernels. Pure
-// logic on ActivityRecord values, so it is tested on the CPU with synthetic records.
+// What one timed call did on the GPU, from the CUPTI records of its window (docs/architecture.md,
+// "The measurement contract"): device_us over every stream, launches by name, copies, sets,
+// allocations, work that escaped the caller's stream, and the share of GPU time spent in the
+// candidate's own kernels. Pure logic on ActivityRecord values, so it is tested on the CPU with
+// synthetic records.
 #include "measure/activity_record.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
 #pragma once
-// Speedup of a candidate over its reference from paired timing blocks (DESIGN section 4): the
-// two are timed in alternating blocks (R, C, R, C, ...) so that drift in clocks or temperature
-// hits both alike. Speedup = median of all reference samples / median of all candidate samples;
-// its 95 % confidence interval comes from a bootstrap over blocks (a block keeps its R and C
-// samples together, so what drifted together is resampled together).
+// Speedup of a candidate over its reference from paired timing blocks (docs/architecture.md, "The
+// measurement contract"): the two are timed in alternating blocks (R, C, R, C, ...) so that drift
+// in clocks or temperature hits both alike. Speedup = median of all reference samples / median of
+// all candidate samples; its 95 % confidence interval comes from a bootstrap over blocks (a block
+// keeps its R and C samples together, so what drifted together is resampled together).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

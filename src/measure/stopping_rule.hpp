@@ -1,7 +1,8 @@
 #pragma once
-// When to stop sampling, like NVBench's `stdrel` criterion (DESIGN section 4): at least
-// `min_samples`, relative standard deviation under `max_noise`, at least `min_time_s` of
-// measured time; or the noise has plateaued (it will not fall further); or the wall-clock cap.
+// When to stop sampling, like NVBench's `stdrel` criterion (docs/architecture.md, "The measurement
+// contract"): at least `min_samples`, relative standard deviation under `max_noise`, at least
+// `min_time_s` of measured time; or the noise has plateaued (it will not fall further); or the
+// wall-clock cap.
 #include <cstddef>
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
 #pragma once
-// The evaluation engine: one problem x one candidate on one device (DESIGN section 2).
-// The command line, the suite runner and the agent all call `evaluate`.
+// The evaluation engine: one problem x one candidate on one device (docs/architecture.md, "The
+// pipeline of one evaluation"). The command line, the suite runner and the agent all call
+// `evaluate`.
 #include "core/options.hpp"
 #include "core/result.hpp"
 

@@ -1,9 +1,9 @@
 #pragma once
 // Spawning a worker: its own process group, a clean environment, resource limits, no core
 // dumps, pipes for stdin/stdout/stderr and a private response channel on fd 3, and a kill of
-// the whole group when its time is up (DESIGN section 3). With a SandboxPolicy, also no network,
-// a syscall deny-list and a filesystem allow-list, applied in the child between fork and exec;
-// which of them took effect is reported back by the child (`Process::protections`).
+// the whole group when its time is up (docs/architecture.md, "Processes"). With a SandboxPolicy,
+// also no network, a syscall deny-list and a filesystem allow-list, applied in the child between
+// fork and exec; which of them took effect is reported back by the child (`Process::protections`).
 #include "sandbox/unique_fd.hpp"
 
 #include <chrono>

@@ -1,4 +1,5 @@
-"""Static rules over a candidate's source (DESIGN section 2, stage 1; docs/static-checks.md).
+"""Static rules over a candidate's source (docs/architecture.md, "The pipeline of one
+evaluation", step 1; docs/static-checks.md).
 
 Each verdict has a rule id, a severity (`reject` or `warn`), a message and the line it points
 at. The rules are code (the static_rules package); which of them run and how severe they are
