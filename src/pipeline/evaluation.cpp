@@ -395,18 +395,9 @@ private:
   // describe a correct, timed candidate and never change its status.
   void profile(const std::vector<sandbox::WorkerClient*>& reference,
                const std::vector<sandbox::WorkerClient*>& candidate) {
-    CountersInfo skipped;
-    skipped.profile = m_options.profile;
-    if (m_result.device == "cpu" || !m_choice.gpu) {
-      skipped.skipped_reason = "hardware counters need a GPU; this evaluation ran on the CPU";
-    } else if (m_world > 1) {
-      skipped.skipped_reason = "collective problems are not profiled: one rank's counters do "
-                               "not describe a call that spans ranks";
-    }
-    if (!skipped.skipped_reason.empty()) {
-      skipped.candidate.reason = skipped.reference.reason = skipped.skipped_reason;
-      skipped.candidate_energy.reason = skipped.reference_energy.reason = skipped.skipped_reason;
-      m_result.counters = skipped;
+    if (auto skipped = counters_not_collected(
+            m_options.profile, m_result.device != "cpu" && m_choice.gpu.has_value(), m_world)) {
+      m_result.counters = std::move(*skipped);
       return;
     }
     stage("measuring energy per call");
@@ -435,12 +426,7 @@ private:
     }
     setup.min_bytes = m_call_bytes;
     CountersInfo info = collect_counters(setup);
-    if (candidate_energy.joules_per_call && reference_energy.joules_per_call &&
-        *candidate_energy.joules_per_call > 0) {
-      info.energy_ratio = *reference_energy.joules_per_call / *candidate_energy.joules_per_call;
-    }
-    info.candidate_energy = std::move(candidate_energy);
-    info.reference_energy = std::move(reference_energy);
+    add_energy(info, std::move(candidate_energy), std::move(reference_energy));
     info.wall_s = seconds_since(start);
     m_result.counters = std::move(info);
   }

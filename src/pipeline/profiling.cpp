@@ -255,4 +255,29 @@ CountersInfo collect_counters(const ProfileSetup& setup) {
   return info;
 }
 
+std::optional<CountersInfo> counters_not_collected(const std::string& profile, bool on_gpu,
+                                                   int world_size) {
+  CountersInfo skipped;
+  skipped.profile = profile;
+  if (!on_gpu) {
+    skipped.skipped_reason = "hardware counters need a GPU; this evaluation ran on the CPU";
+  } else if (world_size > 1) {
+    skipped.skipped_reason = "collective problems are not profiled: one rank's counters do "
+                             "not describe a call that spans ranks";
+  } else {
+    return std::nullopt;
+  }
+  skipped.candidate.reason = skipped.reference.reason = skipped.skipped_reason;
+  skipped.candidate_energy.reason = skipped.reference_energy.reason = skipped.skipped_reason;
+  return skipped;
+}
+
+void add_energy(CountersInfo& info, EnergySide candidate, EnergySide reference) {
+  if (candidate.joules_per_call && reference.joules_per_call && *candidate.joules_per_call > 0) {
+    info.energy_ratio = *reference.joules_per_call / *candidate.joules_per_call;
+  }
+  info.candidate_energy = std::move(candidate);
+  info.reference_energy = std::move(reference);
+}
+
 } // namespace kbench

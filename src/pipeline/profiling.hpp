@@ -52,4 +52,12 @@ EnergySide measure_energy(sandbox::WorkerClient& worker, WorkerRole role,
 
 CountersInfo collect_counters(const ProfileSetup& setup);
 
+// Counters where they cannot be collected, every side saying why (the CPU, several ranks);
+// nullopt where they can.
+std::optional<CountersInfo> counters_not_collected(const std::string& profile, bool on_gpu,
+                                                   int world_size);
+
+// Puts both sides' energy into the counters, with their ratio (reference over candidate).
+void add_energy(CountersInfo& info, EnergySide candidate, EnergySide reference);
+
 } // namespace kbench
