@@ -58,8 +58,6 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_flag("--warm", o.warm, "no L2 flush before each sample (warm-cache timing)");
   command.add_flag("--no-compile-baseline", o.no_compile_baseline,
                    "do not time the reference under torch.compile");
-  command.add_option("--pool-size", o.pool_size, "fresh input sets the timed calls cycle through")
-      ->capture_default_str();
   command
       .add_option("--iterations", o.iterations,
                   "fixed timed calls per side, no stopping rule (0: the rule decides)")

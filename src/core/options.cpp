@@ -48,7 +48,6 @@ EvalOptions read_options(const JsonObjectReader& in) {
   in.read("throttle_recovery", o.throttle_recovery);
   in.read("warm", o.warm);
   in.read("no_compile_baseline", o.no_compile_baseline);
-  in.read("pool_size", o.pool_size);
   in.read("profile", o.profile);
   in.read("roofline", o.roofline);
   in.read("backend", o.backend);
@@ -87,7 +86,6 @@ nlohmann::json to_json(const EvalOptions& o) {
       {"throttle_recovery", o.throttle_recovery},
       {"warm", o.warm},
       {"no_compile_baseline", o.no_compile_baseline},
-      {"pool_size", o.pool_size},
       {"profile", o.profile},
       {"roofline", path_json(o.roofline)},
       {"backend", o.backend},
@@ -190,9 +188,6 @@ std::vector<OptionProblem> find_option_problems(const EvalOptions& o) {
                                  {"min_time", o.min_time < 0}}),
                         "--min-samples must be at least 1, --max-noise and --timing-timeout "
                         "positive and --min-time not negative"});
-  }
-  if (o.pool_size < 1 || o.pool_size > 64) {
-    problems.push_back({{"pool_size"}, "--pool-size must be between 1 and 64"});
   }
   if (o.gpu < 0) {
     problems.push_back({{"gpu"}, "--gpu must not be negative"});

@@ -48,7 +48,6 @@ struct EvalOptions {
   double throttle_recovery = 0.05;
   bool warm = false;                // no L2 flush before each sample
   bool no_compile_baseline = false; // do not time the reference under torch.compile (GPU only)
-  int pool_size = 8;                // input sets R writes for timing
   // Hardware counters after timing (docs/counters.md): "" none, "sol" or "full"
   // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline`: where to write the
   // roofline chart as SVG (empty: nowhere).

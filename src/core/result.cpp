@@ -7,9 +7,10 @@
 namespace kbench {
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 9> kStatusNames = {{
+constexpr std::array<std::pair<Status, const char*>, 10> kStatusNames = {{
     {Status::ok, "ok"},
     {Status::incorrect, "incorrect"},
+    {Status::impossible_timing, "impossible_timing"},
     {Status::static_rejected, "static_rejected"},
     {Status::compile_error, "compile_error"},
     {Status::runtime_error, "runtime_error"},
@@ -251,6 +252,7 @@ nlohmann::json to_json(const EvalResult& r) {
   timing["memory_ratio"] = maybe(r.timing.memory_ratio);
   timing["fusion_ratio"] = maybe(r.timing.fusion_ratio);
   timing["spot_checks"] = r.timing.spot_checks;
+  timing["checked_calls"] = r.timing.checked_calls;
   timing["wall_s"] = maybe(r.timing.wall_s);
   nlohmann::json flags = nlohmann::json::array();
   for (const auto& flag : r.timing.flags) {

@@ -22,6 +22,8 @@ inline constexpr const char* kEvalSchema = "kbench.eval/1";
 enum class Status {
   ok,
   incorrect,
+  impossible_timing, // the timing shows work that cannot have happened: no GPU work in a timed
+                     // call, or a median below the roofline floor (docs/architecture.md)
   static_rejected,
   compile_error,
   runtime_error,
@@ -94,8 +96,7 @@ struct Interval {
 
 // Something about the timing a reader must know, with a sentence saying what and why.
 struct TimingFlag {
-  std::string
-      id; // no_gpu_work, off_stream_work, below_roofline_floor, speedup_above_10x, launch_bound
+  std::string id; // throttled, off_stream_work, unstable_timing, speedup_above_10x, launch_bound
   std::string message;
 };
 
@@ -112,9 +113,10 @@ struct TimingInfo {
   std::string compiled_skipped_reason;
   std::optional<double> memory_ratio;   // candidate peak / reference peak
   std::optional<double> fusion_ratio;   // reference launches per call / candidate's
-  std::vector<std::string> spot_checks; // "call 0 (pool set 0): passed", ...
+  std::vector<std::string> spot_checks; // what the check of the timed outputs found, in words
+  int checked_calls = 0; // the candidate's timed calls whose outputs were checked
   std::vector<TimingFlag> flags;
-  std::optional<double> wall_s; // the measure phase: pool, paired blocks, spot-checks
+  std::optional<double> wall_s; // the measure phase: the paired blocks and their checks
 };
 
 // Hardware counters of one side's profiled call (kbench eval --profile; docs/counters.md).

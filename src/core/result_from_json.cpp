@@ -111,6 +111,7 @@ TimingInfo read_timing(const Reader& in) {
   in.read("memory_ratio", t.memory_ratio);
   in.read("fusion_ratio", t.fusion_ratio);
   in.read("spot_checks", t.spot_checks);
+  in.read("checked_calls", t.checked_calls);
   in.read("wall_s", t.wall_s);
   for (const auto& [value, path] : in.elements("flags")) {
     const Reader flag(*value, path, NullNumbers::nan);

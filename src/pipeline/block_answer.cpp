@@ -35,15 +35,6 @@ CallFacts call_facts(const nlohmann::json& facts) {
 
 } // namespace
 
-std::vector<KeptOutput> kept_outputs(const nlohmann::json& body) {
-  std::vector<KeptOutput> kept;
-  for (const auto& output : body.value("kept_outputs", nlohmann::json::array())) {
-    kept.push_back(
-        {output.value("call", 0), output.value("pool_index", 0), output.value("file", "")});
-  }
-  return kept;
-}
-
 BlockAnswer parse_block(const nlohmann::json& body) {
   BlockAnswer answer;
   if (body.contains("setup")) {
@@ -52,7 +43,10 @@ BlockAnswer parse_block(const nlohmann::json& body) {
                               optional_number(setup.value("tracing_overhead_us", nlohmann::json())),
                               optional_number(setup.value("default_sm_mhz", nlohmann::json())),
                               setup.value("l2_flush_bytes", 0) > 0,
-                              setup.value("own_kernels", std::vector<std::string>{})};
+                              setup.value("own_kernels", std::vector<std::string>{}),
+                              setup.value("input_generation", ""),
+                              setup.value("input_bytes", std::int64_t{0}),
+                              setup.value("output_bytes", std::int64_t{0})};
   }
   if (body.contains("memory") && body["memory"].is_object()) {
     const auto& memory = body["memory"];
@@ -67,7 +61,7 @@ BlockAnswer parse_block(const nlohmann::json& body) {
     answer.compile_s = optional_number(body["compile_s"]);
   }
   answer.method = body.value("method", "");
-  answer.kept_outputs = kept_outputs(body);
+  answer.input_fingerprint = body.value("input_fingerprint", nlohmann::json());
   answer.sm_mhz = clock_readings(body, "sm_mhz");
   answer.mem_mhz = clock_readings(body, "mem_mhz");
   answer.clock_reasons = body.value("clock_reasons", std::vector<std::string>{});

@@ -19,6 +19,9 @@ struct SetupFacts {
   std::optional<double> tracing_overhead_us, default_sm_mhz;
   bool l2_flush = false;
   std::vector<std::string> own_kernels;
+  std::string input_generation;     // "device" or "cpu": where get_inputs() drew (timed_inputs.py)
+  std::int64_t input_bytes = 0;     // one input set, for the roofline floor
+  std::int64_t output_bytes = 0;    // one call's outputs (0 until a call was sampled)
 };
 
 // What CUPTI saw in one timed call.
@@ -36,18 +39,12 @@ struct TimedCall {
   std::optional<CallFacts> facts; // when the worker reported them for this call
 };
 
-// A timed call's outputs, written for a spot check.
-struct KeptOutput {
-  int call = 0, pool_index = 0;
-  std::string file;
-};
-
 struct BlockAnswer {
   std::optional<SetupFacts> setup;
   std::optional<std::int64_t> peak_memory_bytes, raw_allocated_bytes;
   std::optional<double> compile_s; // torch.compile's first calls (the compiled target)
   std::string method;
-  std::vector<KeptOutput> kept_outputs;
+  nlohmann::json input_fingerprint; // the first call's inputs, summed per tensor
   std::vector<double> sm_mhz, mem_mhz; // NVML's readings before and after the block
   std::vector<std::string> clock_reasons;
   std::size_t timed_calls = 0;  // every call timed, valid or not
@@ -55,8 +52,5 @@ struct BlockAnswer {
 };
 
 BlockAnswer parse_block(const nlohmann::json& body);
-
-// The outputs a block (or the last spot-check call) kept: `kept_outputs` of an answer.
-std::vector<KeptOutput> kept_outputs(const nlohmann::json& body);
 
 } // namespace kbench

@@ -309,7 +309,8 @@ private:
 
   nlohmann::json candidate_request(int rank, const nlohmann::json& trials,
                                    const fs::path& inputs_dir, const fs::path& outputs_dir) const {
-    return requests::candidate(m_result.candidate_path, device_for_rank(rank), m_options.precision,
+    return requests::candidate(m_result.candidate_path, m_result.problem_path,
+                               device_for_rank(rank), m_options.variant, m_options.precision,
                                m_result.compile.extensions_dir, m_options.seed, trials, inputs_dir,
                                outputs_dir);
   }
@@ -357,21 +358,8 @@ private:
     if (m_world > 1) {
       return measure_ranks(reference, candidate);
     }
-    // The pool is written only now, for a correct candidate: on the CPU fewer sets, since
-    // writing them costs seconds there.
-    const int pool =
-        m_result.device == "cpu" ? std::min(m_options.pool_size, 2) : m_options.pool_size;
-    const PhaseOutcome written =
-        run_phase(*reference[0], requests::pool(pool), m_options.run_timeout, WorkerRole::reference,
-                  "writing the timing pool", "");
-    if (!written.ok) {
-      fail(written.status, written.message, written.log);
-      return false;
-    }
     PairedTimingSetup setup;
-    setup.pool_size = written.body.value("size", 0);
-    setup.input_bytes = written.body.value("bytes_per_set", std::int64_t{0});
-    m_call_bytes = setup.input_bytes + written.body.value("output_bytes_per_set", std::int64_t{0});
+    setup.shape_seed = m_result.trials.empty() ? 0 : m_result.trials.front().seed;
     setup.reference = reference[0];
     setup.candidate = candidate[0];
     setup.cuda = m_result.device != "cpu";
@@ -381,10 +369,16 @@ private:
     }
     setup.candidate_path = m_result.candidate_path;
     setup.reference_dir = m_scratch / "reference";
+    setup.candidate_dir = m_scratch / "candidate";
     PairedTimingOutcome outcome = run_paired_timing(timing_settings(m_options), setup);
+    m_call_bytes = outcome.call_bytes;
     if (!outcome.ok) {
       fail(outcome.failure.status, outcome.failure.message, outcome.failure.log);
-      m_result.timing.spot_checks = outcome.timing.spot_checks;
+      if (outcome.failure.status == Status::impossible_timing) {
+        m_result.timing = std::move(outcome.timing); // what was measured, without a speedup
+      } else {
+        m_result.timing.spot_checks = outcome.timing.spot_checks;
+      }
       return false;
     }
     m_result.timing = std::move(outcome.timing);

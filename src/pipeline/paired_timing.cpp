@@ -7,14 +7,18 @@
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/block_answer.hpp"
+#include "pipeline/timed_output_check.hpp"
 #include "pipeline/timing_flags.hpp"
 #include "pipeline/worker_requests.hpp"
 
 #include <fmt/format.h>
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <stdexcept>
 #include <thread>
 
 namespace kbench {
@@ -42,6 +46,93 @@ namespace {
 // alike, long enough that the round trip to the worker is small beside it.
 constexpr double kBlockTargetUs = 20000;
 constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
+// Elements read of each output of a timed call (python/kbench/worker/timed_inputs.py,
+// SAMPLE_ELEMENTS): all of a smaller output.
+constexpr int kSampledElements = 1024;
+
+// A seed no process can predict: from the kernel's entropy pool, drawn when it is needed. The
+// candidate's process sees each seed only when its call is next, and never the secret behind
+// the others, so it can neither regenerate the inputs ahead nor recognise a repeat.
+std::uint64_t secret_seed() {
+  std::uint64_t value = 0;
+  auto* bytes = reinterpret_cast<char*>(&value);
+  std::size_t got = 0;
+  while (got < sizeof value) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof value - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw std::runtime_error("getrandom failed: no entropy for the timed inputs' seeds");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return value;
+}
+
+std::vector<std::uint64_t> secret_seeds(int count) {
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(count));
+  for (auto& seed : seeds) {
+    seed = secret_seed();
+  }
+  return seeds;
+}
+
+// The candidate's side of one block's per-call exchange (worker_client.hpp, InterimHandler):
+// message {"returned": i} after i calls have returned; the answer carries the seed of call i
+// and the sample seed of call i - 1, drawn only now, after that call returned. Any other
+// message breaks the protocol: only the candidate's code would send one.
+class SeedExchange {
+public:
+  explicit SeedExchange(const std::vector<std::uint64_t>& seeds) : m_seeds(seeds) {}
+
+  std::optional<nlohmann::json> operator()(const nlohmann::json& message) {
+    const auto returned = message.find("returned");
+    const bool expected = m_violation.empty() && returned != message.end() &&
+                          returned->is_number_integer() &&
+                          returned->get<std::int64_t>() == static_cast<std::int64_t>(m_answered) &&
+                          m_answered <= m_seeds.size();
+    if (!expected) {
+      if (m_violation.empty()) {
+        m_violation = fmt::format("the candidate's process sent {} where the harness expected "
+                                  "that {} calls had returned: code other than the harness's "
+                                  "used its channel to the orchestrator",
+                                  message.dump().substr(0, 200), m_answered);
+      }
+      return nlohmann::json{{"error", "protocol"}};
+    }
+    nlohmann::json answer = nlohmann::json::object();
+    if (m_answered > 0) {
+      m_sample_seeds.push_back(secret_seed());
+      answer["sample_seed"] = m_sample_seeds.back();
+    }
+    if (m_answered < m_seeds.size()) {
+      answer["seed"] = m_seeds[m_answered];
+    }
+    ++m_answered;
+    return answer;
+  }
+
+  const std::vector<std::uint64_t>& sample_seeds() const { return m_sample_seeds; }
+  bool violated() const { return !m_violation.empty(); }
+  // Empty when the worker asked before each call and once after the last.
+  std::string problem() const {
+    if (!m_violation.empty()) {
+      return m_violation;
+    }
+    if (m_answered != m_seeds.size() + 1) {
+      return fmt::format("the candidate's process reported {} of {} timed calls returned",
+                         m_answered == 0 ? 0 : m_answered - 1, m_seeds.size());
+    }
+    return {};
+  }
+
+private:
+  const std::vector<std::uint64_t>& m_seeds;
+  std::vector<std::uint64_t> m_sample_seeds;
+  std::size_t m_answered = 0; // messages answered: the first asks for call 0's seed
+  std::string m_violation;
+};
 
 // Widens [low, high] by a block's readings of one clock; returns the block's lowest (0: none).
 double fold_clock(const std::vector<double>& readings, std::optional<double>& low,
@@ -71,8 +162,14 @@ struct Side {
   std::map<std::string, int> kernels_per_call;
   TimingSide out;
   bool done = false;
-  int calls_per_block = kMinBlockCalls;
 };
+
+PhaseOutcome incorrect(std::string message) {
+  PhaseOutcome outcome;
+  outcome.status = Status::incorrect;
+  outcome.message = std::move(message);
+  return outcome;
+}
 
 class PairedTiming {
 public:
@@ -84,34 +181,35 @@ public:
       m_sides.emplace_back(setup.reference, WorkerRole::reference, "compiled", settings.stopping);
     }
     m_seen.cuda = setup.cuda;
-    m_seen.input_bytes = setup.input_bytes;
     m_seen.peak_bandwidth_bytes_per_s = setup.peak_bandwidth_bytes_per_s;
   }
 
   PairedTimingOutcome run() {
     PairedTimingOutcome result;
     for (int block = 0;; ++block) {
-      std::vector<std::vector<double>> block_samples(m_sides.size());
-      for (std::size_t s = 0; s < m_sides.size(); ++s) {
-        Side& side = m_sides[s];
-        if (!time_block(side, block, result)) {
-          if (side.target == "compiled") {
-            // A baseline torch cannot compile is a fact about torch, not the evaluation.
-            result.timing.compiled_skipped_reason = result.failure.message;
-            m_sides.pop_back();
-            block_samples.pop_back();
-            continue;
-          }
-          return result;
-        }
-        block_samples[s] = side.block_us;
+      const int calls = m_settings.iterations > 0 ? m_settings.iterations : m_calls_per_block;
+      // Every side times the same calls on the same inputs: a fresh secret seed per call.
+      const std::vector<std::uint64_t> seeds = secret_seeds(calls);
+      if (!time_candidate_then_reference(block, seeds, result)) {
+        return result;
       }
-      if (!block_samples[0].empty() && !block_samples[1].empty()) {
-        m_seen.blocks.push_back({block_samples[0], block_samples[1]});
-        if (m_sides.size() > 2 && !block_samples[2].empty()) {
-          m_compiled_blocks.push_back({block_samples[2], block_samples[1]});
+      if (m_sides.size() > 2) {
+        requests::TimeBlock compiled = block_request(m_sides[2], block, calls);
+        compiled.seeds = seeds;
+        if (!time_block(m_sides[2], compiled, {}, result)) {
+          // A baseline torch cannot compile is a fact about torch, not the evaluation.
+          result.timing.compiled_skipped_reason = result.failure.message;
+          result.failure = {};
+          m_sides.pop_back();
         }
       }
+      if (!m_sides[0].block_us.empty() && !m_sides[1].block_us.empty()) {
+        m_seen.blocks.push_back({m_sides[0].block_us, m_sides[1].block_us});
+        if (m_sides.size() > 2 && !m_sides[2].block_us.empty()) {
+          m_compiled_blocks.push_back({m_sides[2].block_us, m_sides[1].block_us});
+        }
+      }
+      size_next_block();
       const double elapsed = wall_seconds();
       const double cap_s = m_settings.stopping.timeout_s;
       bool all_done = true;
@@ -125,13 +223,20 @@ public:
         break;
       }
     }
-    if (!spot_check_last_call(result)) {
+    finish(result.timing);
+    result.call_bytes = m_seen.input_bytes + m_output_bytes;
+    if (const auto impossible = impossible_measurement(result.timing, m_seen, m_settings.warm);
+        !impossible.empty()) {
+      result.failure.status = Status::impossible_timing;
+      result.failure.message = impossible;
+      result.timing.speedup.reset();
+      result.timing.speedup_ci.reset();
+      result.timing.speedup_vs_compiled.reset();
+      result.timing.speedup_vs_compiled_ci.reset();
       return result;
     }
-    finish(result.timing);
     if (const auto decoy = decoy_kernels(result.timing, m_seen); !decoy.empty()) {
-      result.failure.status = Status::incorrect;
-      result.failure.message = decoy;
+      result.failure = incorrect(decoy);
       return result;
     }
     result.ok = true;
@@ -144,35 +249,86 @@ private:
             .calls = calls,
             .target = side.target,
             .warm = m_settings.warm,
-            .pool_size = m_setup.pool_size,
+            .shape_seed = m_setup.shape_seed,
             .warmup = block == 0 ? m_settings.warmup : 0,
-            .memory = block == 0 && side.target == "eager",
-            .keep_first_output = block == 0 && side.role == WorkerRole::candidate};
+            .memory = block == 0 && side.target == "eager"};
   }
 
-  // One block of `side`; false when its worker failed (result.failure says how).
-  bool time_block(Side& side, int block, PairedTimingOutcome& result) {
-    // A side whose rule is met keeps being timed until every side's is: each block must
-    // hold R and C together for the paired interval.
-    const int fixed = m_settings.iterations;
-    const int calls = fixed > 0 ? fixed : side.calls_per_block;
-    const PhaseOutcome outcome =
-        run_phase(*side.worker, requests::time_block(block_request(side, block, calls)),
-                  m_settings.run_timeout, side.role,
-                  side.role == WorkerRole::candidate ? "timing ModelNew" : "timing the reference",
-                  m_setup.candidate_path);
-    if (!outcome.ok) {
-      result.failure = outcome;
+  // The candidate's block first: it learns each call's seed only once the call before returned,
+  // and the positions its outputs are read at are drawn as each call returns. Then the eager
+  // reference on the same seeds, read at the same positions, and the check of every call.
+  bool time_candidate_then_reference(int block, const std::vector<std::uint64_t>& seeds,
+                                     PairedTimingOutcome& result) {
+    const int calls = static_cast<int>(seeds.size());
+    Side& candidate = m_sides[1];
+    SeedExchange exchange(seeds);
+    const auto theirs =
+        time_block(candidate, block_request(candidate, block, calls),
+                   [&](const nlohmann::json& message) { return exchange(message); }, result);
+    if (exchange.violated() || (theirs && !exchange.problem().empty())) {
+      result.failure = incorrect("integrity check failed: " + exchange.problem());
       return false;
     }
-    const BlockAnswer answer = parse_block(outcome.body);
-    spot_check(answer.kept_outputs, result.timing);
-    if (!fold(side, answer)) {
+    if (!theirs) {
+      return false;
+    }
+    Side& reference = m_sides[0];
+    requests::TimeBlock request = block_request(reference, block, calls);
+    request.seeds = seeds;
+    request.sample_seeds = exchange.sample_seeds();
+    request.check_inputs = block == 0;
+    const auto ours = time_block(reference, request, {}, result);
+    if (!ours) {
+      return false;
+    }
+    if (const auto problem = check_block(block, *theirs, *ours); !problem.empty()) {
+      result.failure = incorrect(problem);
+      result.timing.spot_checks = {problem};
+      return false;
+    }
+    m_checked_calls += calls;
+    return true;
+  }
+
+  // The candidate's timed outputs of one block against the reference's for the same inputs.
+  std::string check_block(int block, const nlohmann::json& theirs, const nlohmann::json& ours) {
+    if (theirs.value("input_fingerprint", nlohmann::json()) !=
+        ours.value("input_fingerprint", nlohmann::json())) {
+      return fmt::format(
+          "integrity check failed: in block {} the candidate's process drew other inputs than "
+          "the reference's for the same seed (sums {} against {}): code in it changed how "
+          "inputs are drawn (torch's RNG, the problem's get_inputs)",
+          block, theirs.value("input_fingerprint", nlohmann::json()).dump(),
+          ours.value("input_fingerprint", nlohmann::json()).dump());
+    }
+    const std::string message =
+        check_timed_outputs(block_samples(theirs, samples_file(m_setup.candidate_dir, block)),
+                            block_samples(ours, samples_file(m_setup.reference_dir, block)), block,
+                            m_checked_calls, {m_settings.atol, m_settings.rtol});
+    return message.empty() ? message
+                           : "an output produced while timing differs from the reference's "
+                             "for the same inputs: " +
+                                 message;
+  }
+
+  // One block of `side`: its answer, or nothing when its worker failed (result.failure says how).
+  std::optional<nlohmann::json> time_block(Side& side, const requests::TimeBlock& request,
+                                           const sandbox::InterimHandler& on_interim,
+                                           PairedTimingOutcome& result) {
+    const PhaseOutcome outcome =
+        run_phase(*side.worker, requests::time_block(request), m_settings.run_timeout, side.role,
+                  side.role == WorkerRole::candidate ? "timing ModelNew" : "timing the reference",
+                  m_setup.candidate_path, on_interim);
+    if (!outcome.ok) {
+      result.failure = outcome;
+      return std::nullopt;
+    }
+    if (!fold(side, parse_block(outcome.body))) {
       // A power-capped GPU recovers within tens of ms once idle (bench/timing_fidelity: 1725
       // MHz after 85 ms of fp16 matmul, 1440 MHz after seconds of it).
       std::this_thread::sleep_for(std::chrono::duration<double>(m_settings.throttle_recovery_s));
     }
-    return true;
+    return outcome.body;
   }
 
   // Adds one block's answer to its side; false when the block ran throttled and was dropped.
@@ -185,6 +341,9 @@ private:
       side.out.l2_flush = answer.setup->l2_flush;
       if (side.role == WorkerRole::candidate) {
         m_seen.own_kernels = answer.setup->own_kernels;
+      } else if (side.target == "eager") {
+        m_seen.input_bytes = answer.setup->input_bytes;
+        m_output_bytes = answer.setup->output_bytes;
       }
     }
     if (answer.peak_memory_bytes) {
@@ -246,12 +405,22 @@ private:
         }
       }
     }
-    if (!side.device_us.empty()) {
-      const double median = measure::percentile(side.device_us, 0.5);
-      side.calls_per_block = std::clamp(static_cast<int>(kBlockTargetUs / std::max(median, 1.0)),
-                                        kMinBlockCalls, kMaxBlockCalls);
-    }
     return true;
+  }
+
+  // Every side times the same number of calls per block (the same inputs), sized so that the
+  // slower of the eager reference and the candidate measures about kBlockTargetUs.
+  void size_next_block() {
+    double slowest = 0;
+    for (std::size_t s = 0; s < 2; ++s) {
+      if (!m_sides[s].device_us.empty()) {
+        slowest = std::max(slowest, measure::percentile(m_sides[s].device_us, 0.5));
+      }
+    }
+    if (slowest > 0) {
+      m_calls_per_block = std::clamp(static_cast<int>(kBlockTargetUs / std::max(slowest, 1.0)),
+                                     kMinBlockCalls, kMaxBlockCalls);
+    }
   }
 
   double wall_seconds() const { return seconds_since(m_start) - m_excluded_s; }
@@ -269,47 +438,6 @@ private:
       m_seen.legacy_stream = m_seen.legacy_stream || call.legacy_stream;
       m_seen.off_stream_tail_us = std::max(m_seen.off_stream_tail_us, call.off_stream_tail_us);
     }
-  }
-
-  // The candidate's timed outputs against the reference's outputs for the same input set.
-  void spot_check(const std::vector<KeptOutput>& kept_outputs, TimingInfo& timing) {
-    for (const auto& kept : kept_outputs) {
-      const auto reference =
-          m_setup.pool_size > 0
-              ? m_setup.reference_dir / fmt::format("pool_{}.outputs.safetensors", kept.pool_index)
-              : m_setup.reference_dir / "trial_0.outputs.safetensors";
-      const auto comparison =
-          compare::compare_output_files(kept.file, reference, {m_settings.atol, m_settings.rtol});
-      timing.spot_checks.push_back(fmt::format("timed call {} (input set {}): {}", kept.call,
-                                               kept.pool_index,
-                                               comparison.passed ? "passed" : comparison.failure));
-      if (!comparison.passed) {
-        m_spot_failure = fmt::format("an output produced while timing differs from the "
-                                     "reference's for the same inputs (input set {}): {}",
-                                     kept.pool_index, comparison.failure);
-      }
-    }
-  }
-
-  bool spot_check_last_call(PairedTimingOutcome& result) {
-    Side& candidate = m_sides[1];
-    requests::TimeBlock last = block_request(candidate, 1, 1);
-    last.keep_first_output = true;
-    last.memory = false;
-    const PhaseOutcome outcome =
-        run_phase(*candidate.worker, requests::time_block(last), m_settings.run_timeout,
-                  WorkerRole::candidate, "timing ModelNew", m_setup.candidate_path);
-    if (!outcome.ok) {
-      result.failure = outcome;
-      return false;
-    }
-    spot_check(kept_outputs(outcome.body), result.timing);
-    if (!m_spot_failure.empty()) {
-      result.failure.status = Status::incorrect;
-      result.failure.message = m_spot_failure;
-      return false;
-    }
-    return true;
   }
 
   void finish(TimingInfo& timing) {
@@ -331,6 +459,12 @@ private:
       }
     }
     timing.measured = true;
+    timing.checked_calls = m_checked_calls;
+    timing.spot_checks = {fmt::format(
+        "every timed call checked: {} calls of the candidate, each on a fresh input set, each "
+        "output read at up to {} positions drawn after the call returned and compared with the "
+        "reference's on the same inputs: passed",
+        m_checked_calls, kSampledElements)};
     timing.reference = m_sides[0].out;
     timing.candidate = m_sides[1].out;
     if (m_sides.size() > 2) {
@@ -372,7 +506,9 @@ private:
   std::vector<measure::PairedBlock> m_compiled_blocks;
   Clock::time_point m_start = Clock::now();
   double m_excluded_s = 0; // torch.compile's build, not counted against the wall-clock cap
-  std::string m_spot_failure;
+  int m_calls_per_block = kMinBlockCalls;
+  int m_checked_calls = 0;
+  std::int64_t m_output_bytes = 0;
 };
 
 } // namespace

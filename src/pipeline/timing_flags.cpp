@@ -82,6 +82,35 @@ std::string decoy_kernels(const TimingInfo& timing, const TimingObservations& se
                      names, cand.stats_us.n);
 }
 
+std::string impossible_measurement(const TimingInfo& timing, const TimingObservations& seen,
+                                   bool warm) {
+  const auto& cand = *timing.candidate;
+  if (seen.no_work_calls > 0) {
+    return fmt::format("{} of {} timed calls of the candidate caused no GPU work (no kernel, copy "
+                       "or set) on a CUDA device: its results were computed elsewhere or "
+                       "earlier, so its time is not the time of its work",
+                       seen.no_work_calls, cand.samples_us.size());
+  }
+  const auto& bandwidth = seen.peak_bandwidth_bytes_per_s;
+  if (!bandwidth || seen.input_bytes <= 0 || cand.stats_us.n == 0 || warm) {
+    return {}; // warm: the inputs may sit in L2, which is faster than the floor assumes
+  }
+  const double floor_us = static_cast<double>(seen.input_bytes) / *bandwidth * 1e6;
+  // A reference that is itself faster than the floor does not read all its inputs (a problem
+  // that uses part of one): the floor then bounds nothing.
+  const bool reference_reads_all = timing.reference && timing.reference->stats_us.n > 0 &&
+                                   timing.reference->stats_us.median >= floor_us;
+  if (cand.stats_us.median >= floor_us || !reference_reads_all) {
+    return {};
+  }
+  return fmt::format("the candidate's median {:.2f} µs is below the time needed just to read its "
+                     "inputs once from DRAM ({} bytes at the GPU's peak {:.0f} GB/s = {:.2f} µs; "
+                     "the reference takes {:.2f} µs, and the L2 is flushed before each call): it "
+                     "cannot have read them all",
+                     cand.stats_us.median, seen.input_bytes, *bandwidth / 1e9, floor_us,
+                     timing.reference->stats_us.median);
+}
+
 void add_flags(TimingInfo& timing, const TimingObservations& seen) {
   const auto& cand = *timing.candidate;
   const std::size_t n = cand.samples_us.size();
@@ -100,13 +129,6 @@ void add_flags(TimingInfo& timing, const TimingObservations& seen) {
                      side->samples_us.empty() ? "; none was left, so no time is reported for it"
                                               : "")});
   }
-  if (seen.no_work_calls > 0) {
-    timing.flags.push_back(
-        {"no_gpu_work",
-         fmt::format("{} of {} timed calls of the candidate caused no GPU work (no kernel, copy "
-                     "or set): its result was computed elsewhere or earlier",
-                     seen.no_work_calls, n)});
-  }
   if (seen.off_stream_calls > 0) {
     timing.flags.push_back(
         {"off_stream_work",
@@ -117,18 +139,6 @@ void add_flags(TimingInfo& timing, const TimingObservations& seen) {
                      seen.legacy_stream ? "the legacy default stream"
                                         : "a stream other than the caller's",
                      seen.off_stream_tail_us)});
-  }
-  if (const auto& bandwidth = seen.peak_bandwidth_bytes_per_s;
-      bandwidth && seen.input_bytes > 0 && cand.stats_us.n > 0) {
-    const double floor_us = static_cast<double>(seen.input_bytes) / *bandwidth * 1e6;
-    if (cand.stats_us.median < floor_us) {
-      timing.flags.push_back(
-          {"below_roofline_floor",
-           fmt::format("the candidate's median {:.2f} µs is below the time needed just to read "
-                       "its inputs once ({} bytes at {:.0f} GB/s = {:.2f} µs): it cannot have "
-                       "read them all",
-                       cand.stats_us.median, seen.input_bytes, *bandwidth / 1e9, floor_us)});
-    }
   }
   // A step in speed during timing (seen once on the H200: both sides 1.7x slower for part of
   // the run, SM clock unchanged) makes the ratio of medians wrong; block medians show it.

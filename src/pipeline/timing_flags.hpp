@@ -43,6 +43,13 @@ std::string clock_facts(const TimingInfo& timing);
 // The integrity failure of a candidate whose own kernels never ran in timed calls; empty if none.
 std::string decoy_kernels(const TimingInfo& timing, const TimingObservations& seen);
 
+// Why the measurement is impossible (docs/architecture.md, "Impossible measurements"): a timed
+// call on a CUDA device that caused no GPU work, or a median below the roofline floor (reading
+// the inputs once at the GPU's peak bandwidth; not in warm mode, and not when the reference
+// itself is faster than the floor). Empty when neither holds.
+std::string impossible_measurement(const TimingInfo& timing, const TimingObservations& seen,
+                                   bool warm);
+
 // Appends to timing.flags what a reader must know about the finished timing (its sides, the
 // speedup and the stats filled in).
 void add_flags(TimingInfo& timing, const TimingObservations& seen);

@@ -338,9 +338,10 @@ std::string who(WorkerRole role) {
 
 PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& request,
                        std::chrono::milliseconds deadline, WorkerRole role,
-                       const std::string& doing, const std::string& candidate_path) {
+                       const std::string& doing, const std::string& candidate_path,
+                       const sandbox::InterimHandler& on_interim) {
   using Kind = sandbox::WorkerReply::Kind;
-  const sandbox::WorkerReply reply = worker.request(request, deadline);
+  const sandbox::WorkerReply reply = worker.request(request, deadline, on_interim);
   PhaseOutcome outcome;
   outcome.reply = reply.kind;
   const bool reference = role == WorkerRole::reference;

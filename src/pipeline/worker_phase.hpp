@@ -88,10 +88,12 @@ struct PhaseOutcome {
 };
 
 // Sends `request` and interprets the reply. `doing` says what the phase was doing, for
-// messages ("running the candidate's trials").
+// messages ("running the candidate's trials"). `on_interim` answers the worker's messages in the
+// middle of the request (the timed blocks' per-call exchange).
 PhaseOutcome run_phase(sandbox::WorkerClient& worker, const nlohmann::json& request,
                        std::chrono::milliseconds deadline, WorkerRole role,
-                       const std::string& doing, const std::string& candidate_path);
+                       const std::string& doing, const std::string& candidate_path,
+                       const sandbox::InterimHandler& on_interim = {});
 
 // The compile phase: the candidate imported with the GPU hidden, so that its load_inline
 // extensions build in `extensions_dir` (created if missing). `info` says where the build went,

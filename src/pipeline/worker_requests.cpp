@@ -51,12 +51,15 @@ nlohmann::json reference(const fs::path& problem, const std::string& device,
           {"outputs_dir", outputs_dir.string()}};
 }
 
-nlohmann::json candidate(const fs::path& candidate, const std::string& device,
+nlohmann::json candidate(const fs::path& candidate, const fs::path& problem,
+                         const std::string& device, const std::string& variant,
                          const std::string& precision, const fs::path& extensions_dir,
                          std::uint64_t init_seed, const nlohmann::json& trials,
                          const fs::path& inputs_dir, const fs::path& outputs_dir) {
   return {{"op", "candidate"},
           {"candidate", candidate.string()},
+          {"problem", problem.string()},
+          {"variant", variant},
           {"device", device},
           {"precision", precision},
           {"extensions_dir", extensions_dir.string()},
@@ -64,10 +67,6 @@ nlohmann::json candidate(const fs::path& candidate, const std::string& device,
           {"trials", trials},
           {"inputs_dir", inputs_dir.string()},
           {"outputs_dir", outputs_dir.string()}};
-}
-
-nlohmann::json pool(int pool_size) {
-  return {{"op", "pool"}, {"pool_size", pool_size}};
 }
 
 nlohmann::json time(int warmup, int iterations) {
@@ -87,12 +86,16 @@ nlohmann::json problem_check(const fs::path& problem, const std::string& device,
 // ---- The measurement engine and profiling.
 
 nlohmann::json time_block(const TimeBlock& block) {
-  nlohmann::json request = {{"op", "time_block"},     {"block", block.block},
-                            {"calls", block.calls},   {"target", block.target},
-                            {"warm", block.warm},     {"pool_size", block.pool_size},
-                            {"warmup", block.warmup}, {"memory", block.memory}};
-  if (block.keep_first_output) {
-    request["keep_outputs"] = {0};
+  nlohmann::json request = {{"op", "time_block"},       {"block", block.block},
+                            {"calls", block.calls},     {"target", block.target},
+                            {"warm", block.warm},       {"shape_seed", block.shape_seed},
+                            {"warmup", block.warmup},   {"memory", block.memory},
+                            {"check_inputs", block.check_inputs}};
+  if (block.seeds) {
+    request["seeds"] = *block.seeds;
+  }
+  if (block.sample_seeds) {
+    request["sample_seeds"] = *block.sample_seeds;
   }
   return request;
 }

@@ -16,7 +16,7 @@
 
 namespace kbench::requests {
 
-// ---- The evaluation's phases: hello, static_check, compile, reference, candidate, pool, time,
+// ---- The evaluation's phases: hello, static_check, compile, reference, candidate, time,
 // ---- problem_check.
 
 // The worker's versions (python, torch); a candidate worker's first request, which also pays
@@ -51,15 +51,15 @@ nlohmann::json reference(const std::filesystem::path& problem, const std::string
                          const std::filesystem::path& outputs_dir);
 
 // C's trials: it reads the inputs R wrote (`trials` carry indices only: C must not know the
-// seeds) and writes its outputs.
-nlohmann::json candidate(const std::filesystem::path& candidate, const std::string& device,
-                         const std::string& precision, const std::filesystem::path& extensions_dir,
+// seeds) and writes its outputs. It loads `problem` before the candidate: the timed calls'
+// inputs are drawn there by the problem's get_inputs(), under `variant`'s sizes.
+nlohmann::json candidate(const std::filesystem::path& candidate,
+                         const std::filesystem::path& problem, const std::string& device,
+                         const std::string& variant, const std::string& precision,
+                         const std::filesystem::path& extensions_dir,
                          std::uint64_t init_seed, const nlohmann::json& trials,
                          const std::filesystem::path& inputs_dir,
                          const std::filesystem::path& outputs_dir);
-
-// Process R writes the timing pool: `pool_size` input sets and their outputs.
-nlohmann::json pool(int pool_size);
 
 // Times the session's model on its first trial's inputs, with the L2 flushed before each call
 // (the ranks of a collective evaluation; one process is timed by time_block instead).
@@ -74,18 +74,25 @@ nlohmann::json problem_check(const std::filesystem::path& problem, const std::st
 
 // ---- The measurement engine and profiling: time_block, energy, profile.
 
-// One block of paired timing: `calls` timed calls of `target` ("eager" or "compiled") over the
-// pool's input sets. The loop's policy (warmup and memory on the first block only) is the
-// sender's; the fields are named for the receiver, whose handler reads them by these names.
+// One block of paired timing: `calls` timed calls of `target` ("eager" or "compiled"), each on a
+// fresh input set drawn from its seed (python/kbench/worker/timed_inputs.py). The loop's policy
+// (warmup and memory on the first block only) is the sender's; the fields are named for the
+// receiver, whose handler reads them by these names.
+//   - `seeds` absent (process C): the worker asks for each call's seed once the previous call
+//     has returned, an interim message answered with the seed and the returned call's sample
+//     seed (pipeline/paired_timing.cpp);
+//   - `seeds` given (process R, trusted): the calls' seeds, and with `sample_seeds` the positions
+//     at which each call's outputs are read, the candidate's drawn after its calls returned.
 struct TimeBlock {
   int block = 0;
   int calls = 0;
   std::string target;
   bool warm = false; // no L2 flush before each call
-  int pool_size = 0;
+  std::uint64_t shape_seed = 0; // the first trial's seed: the timed inputs take its sizes
   int warmup = 0;
-  bool memory = false;            // measure the allocator peak and raw allocations of one call
-  bool keep_first_output = false; // write the first timed call's outputs, for a spot check
+  bool memory = false;       // measure the allocator peak and raw allocations of one call
+  bool check_inputs = false; // draw the first seed twice: get_inputs() must be reproducible
+  std::optional<std::vector<std::uint64_t>> seeds, sample_seeds;
 };
 nlohmann::json time_block(const TimeBlock& block);
 

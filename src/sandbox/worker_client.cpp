@@ -49,16 +49,18 @@ bool WorkerClient::alive() {
 }
 
 WorkerReply WorkerClient::request(const nlohmann::json& request,
-                                  std::chrono::milliseconds deadline) {
+                                  std::chrono::milliseconds deadline,
+                                  const InterimHandler& on_interim) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   if (m_process.request_fd() < 0 || !write_all(m_process.request_fd(), request.dump() + "\n")) {
     // The worker is gone (EPIPE): collect how it ended.
     return reply_after_death();
   }
-  return await_reply(until);
+  return await_reply(until, on_interim);
 }
 
-WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point deadline) {
+WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point deadline,
+                                      const InterimHandler& on_interim) {
   std::array<char, 65536> buffer{};
   for (;;) {
     if (const auto newline = m_pending.find('\n'); newline != std::string::npos) {
@@ -74,6 +76,20 @@ WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point dead
       if (!reply.body.is_object()) {
         reply.detail = "worker answered JSON that is not an object";
         return reply;
+      }
+      if (const auto interim = reply.body.find("interim");
+          interim != reply.body.end() && interim->is_boolean() && interim->get<bool>()) {
+        if (!on_interim) {
+          reply.detail = "worker sent an interim message to a request that takes none";
+          return reply;
+        }
+        if (const auto answer = on_interim(reply.body)) {
+          if (m_process.request_fd() < 0 ||
+              !write_all(m_process.request_fd(), answer->dump() + "\n")) {
+            return reply_after_death();
+          }
+        }
+        continue;
       }
       reply.kind = WorkerReply::Kind::answered;
       return reply;

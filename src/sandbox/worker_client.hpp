@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 
 namespace kbench::sandbox {
@@ -25,6 +27,12 @@ struct WorkerReply {
   std::string detail; // for protocol errors: what was wrong
 };
 
+// A message the worker sends in the middle of a request, an object with "interim": true (the
+// timing loop's per-call exchange: the worker says a call returned, the orchestrator answers
+// with what the next call needs). The handler's answer, when it gives one, goes to the worker's
+// stdin as one line; an interim message without a handler is a protocol error.
+using InterimHandler = std::function<std::optional<nlohmann::json>(const nlohmann::json&)>;
+
 class WorkerClient {
 public:
   WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes);
@@ -33,7 +41,8 @@ public:
   ~WorkerClient();
 
   // Sends one request and waits for its answer until `deadline` has passed.
-  WorkerReply request(const nlohmann::json& request, std::chrono::milliseconds deadline);
+  WorkerReply request(const nlohmann::json& request, std::chrono::milliseconds deadline,
+                      const InterimHandler& on_interim = {});
   // Asks the worker to leave, then kills its group if it has not within `grace`.
   void shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
   bool alive();
@@ -51,7 +60,8 @@ public:
 private:
   // Reads whatever the worker's pipes hold until a response line arrives, the worker dies or
   // the deadline passes.
-  WorkerReply await_reply(std::chrono::steady_clock::time_point deadline);
+  WorkerReply await_reply(std::chrono::steady_clock::time_point deadline,
+                          const InterimHandler& on_interim);
   WorkerReply reply_after_death();
 
   Process m_process;

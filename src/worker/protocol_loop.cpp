@@ -12,6 +12,14 @@ namespace py = pybind11;
 namespace kbench::worker {
 namespace {
 
+// The request channel: stdin in, the response fd out. One per process, shared by `serve` and by
+// `converse`, which reads the orchestrator's interim answers through the same buffer.
+struct Channel {
+  std::string buffer; // bytes read from stdin, not yet consumed as lines
+  int response_fd = -1;
+};
+Channel g_channel;
+
 bool read_line(std::string& buffer, std::string& line) {
   char chunk[65536];
   for (;;) {
@@ -53,9 +61,19 @@ std::string error_answer(const std::string& message) {
 
 } // namespace
 
+std::optional<std::string> converse(const std::string& message) {
+  std::string line;
+  if (g_channel.response_fd < 0 || !write_line(g_channel.response_fd, message) ||
+      !read_line(g_channel.buffer, line)) {
+    return std::nullopt;
+  }
+  return line;
+}
+
 int serve(int response_fd) {
   py::object handle_line = py::module_::import("kbench.worker.handlers").attr("handle_line");
-  std::string buffer;
+  g_channel.response_fd = response_fd;
+  std::string& buffer = g_channel.buffer;
   std::string line;
   while (read_line(buffer, line)) {
     nlohmann::json request = nlohmann::json::parse(line, nullptr, false);

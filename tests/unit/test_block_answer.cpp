@@ -11,14 +11,15 @@ nlohmann::json first_block() {
   return nlohmann::json::parse(R"({
     "ok": true, "method": "cupti",
     "setup": {"tracing": "cupti", "tracing_overhead_us": 1.2, "default_sm_mhz": 1980,
-              "l2_flush_bytes": 100663296, "own_kernels": ["relu_kernel"]},
+              "l2_flush_bytes": 100663296, "own_kernels": ["relu_kernel"],
+              "input_generation": "device", "input_bytes": 4096, "output_bytes": 2048},
     "memory": {"allocator_peak_bytes": 4096, "raw_allocated_bytes": 0},
     "device_us": [10.5, -1, 11.0], "host_us": [20.0, 21.0, -1],
     "calls": [{"kernel_count": 1, "kernel_us": 10.0, "own_kernel_us": 10.0,
                "kernels_by_name": {"relu_kernel": 1}},
               {"kernel_count": 9}, {"kernel_count": 3}],
     "sm_mhz": [1980, "?", 1965], "mem_mhz": [3201], "clock_reasons": ["sw_power_cap"],
-    "kept_outputs": [{"call": 0, "pool_index": 2, "file": "t0.safetensors"}]
+    "input_fingerprint": [12.5, null]
   })");
 }
 
@@ -67,12 +68,13 @@ TEST(BlockAnswer, LaterBlocksOnTheCpuTimeTheHostClockAlone) {
   EXPECT_FALSE(answer.calls[1].facts);
 }
 
-TEST(BlockAnswer, KeptOutputsNameTheCallAndItsInputSet) {
-  const auto kept = kept_outputs(first_block());
-  ASSERT_EQ(kept.size(), 1U);
-  EXPECT_EQ(kept[0].call, 0);
-  EXPECT_EQ(kept[0].pool_index, 2);
-  EXPECT_EQ(kept[0].file, "t0.safetensors");
+TEST(BlockAnswer, TheSetupSaysHowInputsAreDrawnAndHowLargeACallIs) {
+  const BlockAnswer answer = parse_block(first_block());
+  ASSERT_TRUE(answer.setup);
+  EXPECT_EQ(answer.setup->input_generation, "device");
+  EXPECT_EQ(answer.setup->input_bytes, 4096);
+  EXPECT_EQ(answer.setup->output_bytes, 2048);
+  EXPECT_EQ(answer.input_fingerprint, nlohmann::json::parse("[12.5, null]"));
 }
 
 TEST(BlockAnswer, AFieldOfTheWrongTypeThrows) {

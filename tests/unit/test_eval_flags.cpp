@@ -60,7 +60,6 @@ const std::vector<Expectation>& expectations() {
       FIELD(throttle_recovery, Values{"0.2"}, 0.2),
       FIELD(warm, Values{}, true),
       FIELD(no_compile_baseline, Values{}, true),
-      FIELD(pool_size, Values{"4"}, 4),
       FIELD(iterations, Values{"50"}, 50),
       FIELD(warmup, Values{"1"}, 1),
       FIELD(no_timing, Values{}, true),

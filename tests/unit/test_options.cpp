@@ -36,7 +36,6 @@ EvalOptions full_options() {
   o.throttle_recovery = 0.25;
   o.warm = true;
   o.no_compile_baseline = true;
-  o.pool_size = 16;
   o.profile = "full";
   o.roofline = "/out/roofline.svg";
   o.backend = "triton";
@@ -93,7 +92,7 @@ TEST(Options, KeysAreTheFlagNamesWithUnderscores) {
       "problem", "candidate", "device", "gpu", "world_size", "trials", "seed", "variant",
       "precision", "atol", "rtol", "compile_timeout", "run_timeout", "no_timing", "warmup",
       "iterations", "min_samples", "max_noise", "min_time", "timing_timeout",
-      "throttle_recovery", "warm", "no_compile_baseline", "pool_size", "profile", "roofline",
+      "throttle_recovery", "warm", "no_compile_baseline", "profile", "roofline",
       "backend", "rules", "python", "cache_dir", "keep_scratch"};
   // clang-format on
   EXPECT_EQ(keys_of(to_json(EvalOptions{})), flags);
@@ -206,7 +205,6 @@ TEST(Options, ValidateKeepsTheFlagsWording) {
   o.run_timeout = std::chrono::seconds(0);
   o.warmup = -1;
   o.max_noise = 0;
-  o.pool_size = 65;
   o.gpu = -1;
   o.world_size = 65;
   EXPECT_EQ(validate(o), (std::vector<std::string>{
@@ -220,7 +218,6 @@ TEST(Options, ValidateKeepsTheFlagsWording) {
                              "--iterations and --warmup must not be negative",
                              "--min-samples must be at least 1, --max-noise and "
                              "--timing-timeout positive and --min-time not negative",
-                             "--pool-size must be between 1 and 64",
                              "--gpu must not be negative",
                              "--world-size must be between 1 and 64 (0: the problem's "
                              "KBENCH_WORLD_SIZE)",

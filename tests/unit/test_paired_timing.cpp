@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -17,12 +19,13 @@ using namespace kbench;
 
 namespace {
 
-std::unique_ptr<sandbox::WorkerClient> fake_worker(const nlohmann::json& script) {
+std::unique_ptr<sandbox::WorkerClient> fake_worker(const nlohmann::json& script,
+                                                   const std::filesystem::path& outputs) {
   sandbox::SpawnSpec spec;
   spec.argv = {"/usr/bin/python3", "-I",
                std::string(KBENCH_SOURCE_DIR) + "/tests/unit/fakes/timing_worker.py"};
-  spec.environment =
-      sandbox::to_envp(sandbox::worker_environment({{"FAKE_TIMING", script.dump()}}));
+  spec.environment = sandbox::to_envp(sandbox::worker_environment(
+      {{"FAKE_TIMING", script.dump()}, {"FAKE_OUTPUTS", outputs.string()}}));
   spec.working_directory = "/tmp";
   return std::make_unique<sandbox::WorkerClient>(spec, 1 << 16);
 }
@@ -32,17 +35,32 @@ nlohmann::json script(double us, double sm_mhz) {
           {"sm_mhz", sm_mhz}, {"mem_mhz", 3201},  {"default_sm_mhz", 1980}};
 }
 
+// Each side's samples directory, fresh per test.
+std::filesystem::path outputs_dir(const std::string& side) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kbench-paired-" + std::to_string(getpid()) + "-" + test->name()) / side;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate,
-                              double throttle_recovery_s = 0) {
-  auto r = fake_worker(reference);
-  auto c = fake_worker(candidate);
+                              double throttle_recovery_s = 0,
+                              std::optional<double> peak_bandwidth = std::nullopt,
+                              double cap_s = 0.2) {
+  PairedTimingSetup setup;
+  setup.reference_dir = outputs_dir("reference");
+  setup.candidate_dir = outputs_dir("candidate");
+  auto r = fake_worker(reference, setup.reference_dir);
+  auto c = fake_worker(candidate, setup.candidate_dir);
   TimingSettings settings;
   settings.compile_baseline = false;
   settings.stopping.min_time_s = 1e9; // never met: the wall-clock cap ends the loop ...
-  settings.stopping.timeout_s = 0.2;  // ... after many blocks
+  settings.stopping.timeout_s = cap_s; // ... after many blocks
   settings.stopping.max_noise = 0;
   settings.throttle_recovery_s = throttle_recovery_s;
-  PairedTimingSetup setup;
+  setup.peak_bandwidth_bytes_per_s = peak_bandwidth;
   setup.reference = r.get();
   setup.candidate = c.get();
   setup.cuda = true;
@@ -138,7 +156,9 @@ TEST(PairedTiming, AfterAThrottledStartTheClockRecoversAndTimingGoesOn) {
   candidate["low_clock_blocks"] = 3;
   candidate["low_sm_mhz"] = 1300;
   const auto start = std::chrono::steady_clock::now();
-  const auto outcome = time_pair(script(100, 1980), candidate, 0.05);
+  // A cap well above the three pauses: the blocks after them must find time left, even on a
+  // loaded machine where each scripted call's exchange takes a while.
+  const auto outcome = time_pair(script(100, 1980), candidate, 0.05, std::nullopt, 2.0);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(outcome.ok) << outcome.failure.message;
@@ -150,4 +170,65 @@ TEST(PairedTiming, AfterAThrottledStartTheClockRecoversAndTimingGoesOn) {
   ASSERT_NE(flag, nullptr);
   EXPECT_EQ(flag->message.find("none was left"), std::string::npos) << flag->message;
   EXPECT_GE(seconds, 3 * 0.05); // three recovery pauses
+}
+
+// Every timed call's output is checked: one wrong call among hundreds is found and named.
+TEST(PairedTiming, AWrongTimedOutputIsIncorrectAndNamesTheCall) {
+  REQUIRE_PYTHON();
+  auto candidate = script(100, 1980);
+  candidate["wrong_call"] = {1, 3};
+  const auto outcome = time_pair(script(200, 1980), candidate);
+  ASSERT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.failure.status, Status::incorrect);
+  EXPECT_NE(outcome.failure.message.find("(call 3 of block 1)"), std::string::npos)
+      << outcome.failure.message;
+  EXPECT_NE(outcome.failure.message.find("differs from the reference's for the same inputs"),
+            std::string::npos)
+      << outcome.failure.message;
+}
+
+// The per-call exchange is the harness's: a message out of turn (the candidate's code asking
+// for a seed ahead) ends the timing.
+TEST(PairedTiming, AMessageOutOfTurnOnTheChannelIsAnIntegrityFailure) {
+  REQUIRE_PYTHON();
+  auto candidate = script(100, 1980);
+  candidate["extra_message"] = true;
+  const auto outcome = time_pair(script(200, 1980), candidate);
+  ASSERT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.failure.status, Status::incorrect);
+  EXPECT_NE(outcome.failure.message.find("used its channel to the orchestrator"),
+            std::string::npos)
+      << outcome.failure.message;
+}
+
+TEST(PairedTiming, TimedCallsWithoutGpuWorkAreAnImpossibleMeasurement) {
+  REQUIRE_PYTHON();
+  auto candidate = script(2, 1980);
+  candidate["no_work"] = true;
+  const auto outcome = time_pair(script(200, 1980), candidate);
+  ASSERT_FALSE(outcome.ok);
+  EXPECT_EQ(outcome.failure.status, Status::impossible_timing);
+  EXPECT_NE(outcome.failure.message.find("caused no GPU work"), std::string::npos)
+      << outcome.failure.message;
+  EXPECT_FALSE(outcome.timing.speedup.has_value());
+  EXPECT_TRUE(outcome.timing.candidate.has_value()); // what was measured stays
+}
+
+// The floor: 1 MB of inputs at 1 GB/s is 1000 µs. A candidate at 100 µs cannot have read them;
+// a problem whose own reference is faster than the floor does not read them all, and then the
+// floor says nothing.
+TEST(PairedTiming, AMedianBelowTheRooflineFloorIsImpossibleUnlessTheReferenceIsToo) {
+  REQUIRE_PYTHON();
+  auto reference = script(2000, 1980);
+  reference["input_bytes"] = 1000000;
+  const auto below = time_pair(reference, script(100, 1980), 0, 1e9);
+  ASSERT_FALSE(below.ok);
+  EXPECT_EQ(below.failure.status, Status::impossible_timing);
+  EXPECT_NE(below.failure.message.find("below the time needed just to read its inputs"),
+            std::string::npos)
+      << below.failure.message;
+
+  reference["us"] = 500;
+  const auto partial = time_pair(reference, script(100, 1980), 0, 1e9);
+  EXPECT_TRUE(partial.ok) << partial.failure.message;
 }

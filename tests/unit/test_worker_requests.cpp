@@ -54,17 +54,35 @@ TEST(WorkerRequests, TheReferenceGetsTheSeedsAndWhereToWrite) {
             R"("trials":[{"index":0,"seed":7}],"variant":"popcorn"})");
 }
 
-TEST(WorkerRequests, TheCandidateGetsIndicesAndTheBuild) {
+TEST(WorkerRequests, TheCandidateGetsIndicesTheBuildAndTheProblemThatDrawsTimedInputs) {
   const nlohmann::json trials = {{{"index", 0}}, {{"index", 1}}};
-  EXPECT_EQ(candidate("/c.py", "cpu", "fp32", "/x", 42, trials, "/s/inputs", "/s/candidate").dump(),
+  EXPECT_EQ(candidate("/c.py", "/p.py", "cpu", "popcorn", "fp32", "/x", 42, trials, "/s/inputs",
+                      "/s/candidate")
+                .dump(),
             R"({"candidate":"/c.py","device":"cpu","extensions_dir":"/x","init_seed":42,)"
             R"("inputs_dir":"/s/inputs","op":"candidate","outputs_dir":"/s/candidate",)"
-            R"("precision":"fp32","trials":[{"index":0},{"index":1}]})");
+            R"("precision":"fp32","problem":"/p.py","trials":[{"index":0},{"index":1}],)"
+            R"("variant":"popcorn"})");
 }
 
-TEST(WorkerRequests, PoolAndTimeCarryTheirCounts) {
-  EXPECT_EQ(pool(8).dump(), R"({"op":"pool","pool_size":8})");
+TEST(WorkerRequests, TimeCarriesItsCounts) {
   EXPECT_EQ(time(3, 30).dump(), R"({"flush_l2":true,"iterations":30,"op":"time","warmup":3})");
+}
+
+// The candidate's block carries no seed: it asks for each one as its calls return.
+TEST(WorkerRequests, OnlyTheReferencesBlocksCarrySeeds) {
+  TimeBlock block{.block = 2, .calls = 2, .target = "eager", .shape_seed = 7, .warmup = 0};
+  const auto asks = time_block(block);
+  EXPECT_FALSE(asks.contains("seeds"));
+  EXPECT_FALSE(asks.contains("sample_seeds"));
+  EXPECT_EQ(asks["shape_seed"], 7);
+  block.seeds = std::vector<std::uint64_t>{1, 18446744073709551615ULL};
+  block.sample_seeds = std::vector<std::uint64_t>{3, 4};
+  block.check_inputs = true;
+  const auto given = time_block(block);
+  EXPECT_EQ(given["seeds"].dump(), "[1,18446744073709551615]");
+  EXPECT_EQ(given["sample_seeds"].dump(), "[3,4]");
+  EXPECT_TRUE(given["check_inputs"].get<bool>());
 }
 
 TEST(WorkerRequests, AProblemCheckCarriesTheSettingsItIsRecordedUnder) {

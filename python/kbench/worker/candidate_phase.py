@@ -13,7 +13,7 @@ import torch
 from . import runtime, tensor_io
 from .integrity import ForwardWatch
 from .errors import PhaseError, cuda_error_text, format_traceback, is_sticky_cuda_error, one_line, user_frame
-from .loading import load_candidate
+from .loading import load_candidate, load_problem
 
 
 def _signature_error(what, callable_, args, exc, path):
@@ -54,6 +54,11 @@ class CandidateSession:
         self.path = str(Path(request["candidate"]).resolve())
         self.dtype = runtime.precision_dtype(request.get("precision", "fp32"))
         os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
+        # The problem, before the candidate: its get_inputs() draws the timed calls' inputs here
+        # (timed_inputs.py), so that no input set exists before the call that uses it.
+        self.problem_path = request.get("problem")
+        self.problem = load_problem(self.problem_path) if self.problem_path else None
+        self.variant = request.get("variant", "standard")
         self.module = load_candidate(self.path)
         self.kept = None
 

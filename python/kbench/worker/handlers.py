@@ -3,7 +3,7 @@
 The requests are defined once, on the C++ side: src/pipeline/worker_requests.hpp builds every
 one kbench sends and says what each field means; the handlers below read those fields. A worker
 holds at most one session: a reference session (process R) or a candidate session (process C).
-Ops: hello, static_check, compile, reference, candidate, problem_check, time, pool (the
+Ops: hello, static_check, compile, reference, candidate, problem_check, time (the
 evaluation's phases) and time_block, energy, profile (the measurement engine and profiling); the
 `HANDLERS` table at the end maps each to its handler.
 """
@@ -124,13 +124,6 @@ def _time(request):
         raise
 
 
-def _pool(request):
-    session = _session["value"]
-    if _session["kind"] != "reference" or session.kept is None:
-        raise PhaseError("harness_error", "the timing pool is written by the reference worker after its trials")
-    return session.write_pool(request)
-
-
 def _time_block(request):
     from .candidate_phase import runtime_failure
     from .measurement import TimingSession
@@ -138,6 +131,8 @@ def _time_block(request):
     session = _session["value"]
     if session is None or session.kept is None:
         raise PhaseError("harness_error", "time_block requested before any trial ran in this worker")
+    if getattr(session, "problem", None) is None:
+        raise PhaseError("harness_error", "time_block needs the problem: the candidate request names none")
     try:
         first = getattr(session, "timing", None) is None
         if first:
@@ -190,7 +185,6 @@ def _profile(request):
 HANDLERS = {
     "energy": _energy,
     "profile": _profile,
-    "pool": _pool,
     "time_block": _time_block,
     "hello": _hello,
     "static_check": _static_check,

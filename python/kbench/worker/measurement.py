@@ -1,51 +1,82 @@
 """The worker's half of the measurement engine (docs/architecture.md, "The measurement
 contract"): blocks of timed calls that the orchestrator alternates between processes R and C.
 
-Per call: fresh inputs (the next set of the pool process R wrote), an L2-sized buffer zeroed and
-then a clean buffer of twice the L2's size read, on the timing stream outside the timed span
-(unless warm; the read evicts the dirty lines the zeroing leaves, whose write-back otherwise
-lands in the timed call: docs/timing-fidelity.md), a device synchronise, then the call on a
-dedicated stream, then a device synchronise. `host_us` is that span on the host clock;
-`device_us` is CUPTI's first-to-last GPU activity of the call on every stream. Without CUPTI
-on a GPU, `device_us` falls back to CUDA events on the timing stream (and says so); on the CPU
-only `host_us` exists."""
+Per call: a fresh input set drawn from the call's seed (timed_inputs.py), an L2-sized buffer
+zeroed and then a clean buffer of twice the L2's size read (unless warm; the read evicts the
+dirty lines the zeroing and the draw leave, whose write-back otherwise lands in the timed call:
+docs/timing-fidelity.md), a device synchronise, then the call on torch's default stream (CUDA's
+legacy default stream, where a kernel launched as <<<grid, block>>> runs too), then a device
+synchronise; then the call's outputs are sampled at positions drawn after it returned.
+`host_us` is that span on the host clock; `device_us` is CUPTI's first-to-last GPU activity of
+the call on every stream. Without CUPTI on a GPU, `device_us` falls back to CUDA events on the
+caller's stream (and says so); on the CPU only `host_us` exists.
 
+The candidate's process asks the orchestrator for each call's seed when its previous call has
+returned (`converse`), and gets the sample seed of the call that just returned with it; the
+reference's process gets the same seeds with its request, after the candidate's block ran."""
+
+import json
 import time
-from pathlib import Path
 
 import torch
 
 from . import runtime, tensor_io
+from .errors import PhaseError
 from .integrity import perf_counter_ns
 from .own_kernels import own_kernel_names
+from .timed_inputs import InputSource, Sampler, fingerprint, signature
 from .tracing import Clocks, Tracer
 
 import kbench_native as kn
 
+_Event = torch.cuda.Event
+_event_record = torch.cuda.Event.record
+_event_synchronize = torch.cuda.Event.synchronize
+_save_file = None  # safetensors' save_file, captured on first use below
+
+
+def _bytes(values):
+    return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
+
+
 class TimingSession:
     def __init__(self, session, request):
+        from safetensors.torch import save_file
+
+        global _save_file
+        _save_file = _save_file or save_file
         self.session = session
         self.device = session.device
         self.warm = bool(request.get("warm", False))
-        self.pool = [
-            tensor_io.load_values(Path(session.inputs_dir) / f"pool_{k}.inputs", self.device)
-            for k in range(int(request.get("pool_size", 0)))
-        ] or [session.kept[1]]
-        self.next_input = 0
         self.cuda = self.device.type == "cuda"
+        self.source = InputSource(
+            session.problem, session.variant, request.get("shape_seed", 0), self.device, session.dtype,
+            getattr(session, "problem_path", "the problem"),
+        )
         self.tracer = Tracer(self.device)
         self.clocks = Clocks(self.device)
         self.own = own_kernel_names(getattr(session, "path", None))
         self.compiled = None
         self.compile_s = None
+        self.input_bytes = _bytes(session.kept[1])
+        self.output_bytes = None
         if self.cuda:
-            self.stream = torch.cuda.Stream(device=self.device)
+            # torch's default stream is CUDA's legacy default stream: the stream a candidate's
+            # <<<grid, block>>> launch uses, ordered with the torch ops around it.
+            self.stream = torch.cuda.default_stream(self.device)
             l2 = int(torch.cuda.get_device_properties(self.device).L2_cache_size)
             self.flush = torch.empty(max(l2, 1 << 20), dtype=torch.uint8, device=self.device)
             self.flush_read = torch.ones(max(2 * l2, 1 << 21) // 4, dtype=torch.float32, device=self.device)
             self.flush_sum = torch.empty((), dtype=torch.float32, device=self.device)
             self.tracer.measure_overhead(self.device)
-            self.caller_id = self.tracer.stream_id(self.stream) if self.tracer.active else None
+            self.caller_id = None
+            if self.tracer.active:
+                self.caller_id = self.tracer.legacy_stream_id
+                if self.caller_id is None:
+                    # CUPTI named no id for the legacy stream: time on a stream of our own,
+                    # whose id it resolves.
+                    self.stream = torch.cuda.Stream(device=self.device)
+                    self.caller_id = self.tracer.stream_id(self.stream)
 
     def describe(self):
         return {
@@ -54,9 +85,11 @@ class TimingSession:
             "legacy_stream_id": self.tracer.legacy_stream_id,
             "clock": "nvml" if not self.clocks.reason else self.clocks.reason,
             "default_sm_mhz": self.clocks.default_sm_mhz,
-            "pool_size": len(self.pool),
             "own_kernels": self.own,
             "l2_flush_bytes": int(self.flush.numel()) if self.cuda and not self.warm else 0,
+            "input_generation": self.source.describe(),
+            "input_bytes": self.input_bytes,
+            "output_bytes": self.output_bytes,
         }
 
     def model_for(self, target):
@@ -68,7 +101,7 @@ class TimingSession:
             self.compiled = torch.compile(model)  # inductor, default mode
             with torch.no_grad():
                 for _ in range(3):
-                    self.compiled(*self.pool[0])
+                    self.compiled(*self.session.kept[1])
             runtime.synchronize(self.device)
             self.compile_s = time.perf_counter() - start
         return self.compiled
@@ -79,23 +112,44 @@ class TimingSession:
                 return model(*inputs)
         return model(*inputs)
 
+    def check_reproducible(self, seed):
+        """The reference's first block: the same seed must draw the same inputs, or a timed
+        output could never be checked against the reference's."""
+        first, again = fingerprint(self.source.draw(seed)), fingerprint(self.source.draw(seed))
+        if first != again:
+            raise PhaseError(
+                "harness_error",
+                f"{self.source.where}: get_inputs() drew different inputs under the same torch seed "
+                f"(sums {first} then {again}); kbench times every call on inputs drawn from a seed, so "
+                "get_inputs() must draw only from torch's (or Python's, or numpy's) seeded RNG",
+            )
+
     def block(self, request):
         model = self.model_for(request.get("target", "eager"))
         calls = int(request.get("calls", 10))
-        keep = set(request.get("keep_outputs", []))
-        answer = {"ok": True, "host_us": [], "pool_indices": []}
+        seeds = request.get("seeds")  # given: process R; absent: ask before each call
+        asks = seeds is None
+        sample_seeds = request.get("sample_seeds")
+        sampler = Sampler(self.device) if asks or sample_seeds is not None else None
+        if seeds is not None and len(seeds) != calls:
+            raise PhaseError("harness_error", f"time_block: {len(seeds)} seeds for {calls} calls")
+        answer = {"ok": True, "host_us": []}
+        signatures = {}
         with torch.no_grad():
             for _ in range(int(request.get("warmup", 0))):
-                self._call(model, self.pool[0])
+                self._call(model, self.session.kept[1])
             runtime.synchronize(self.device)
             if request.get("memory"):
                 answer["memory"] = self._memory(model)
+            if not asks and request.get("check_inputs"):
+                self.check_reproducible(seeds[0])
             clock_before = self.clocks.read()
-            windows, events, kept = [], [], {}
+            windows, events = [], []
+            seed = self._ask(0)["seed"] if asks else seeds[0]
             for i in range(calls):
-                k = self.next_input % len(self.pool)
-                self.next_input += 1
-                inputs = self.pool[k]
+                inputs = self.source.draw(seed)
+                if i == 0:
+                    answer["input_fingerprint"] = fingerprint(inputs)
                 if self.cuda and not self.warm:
                     with torch.cuda.stream(self.stream):
                         self.flush.zero_()
@@ -103,22 +157,35 @@ class TimingSession:
                 runtime.synchronize(self.device)
                 traced = self.cuda and self.tracer.active
                 start_ns = self.tracer.now_ns() if traced else 0
-                if self.cuda and not traced:
-                    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    begin.record(self.stream)
+                if self.cuda:
+                    begin, end = _Event(enable_timing=not traced), _Event(enable_timing=not traced)
+                    _event_record(begin, self.stream)
                 host_start = perf_counter_ns()
                 output = self._call(model, inputs)
-                if self.cuda and not traced:
-                    end.record(self.stream)
+                if self.cuda:
+                    _event_record(end, self.stream)
+                    _event_synchronize(end)
+                    caller_done_ns = self.tracer.now_ns() if traced else 0
                 runtime.synchronize(self.device)
                 answer["host_us"].append((perf_counter_ns() - host_start) / 1000.0)
                 if traced:
-                    windows.append((start_ns, self.tracer.now_ns()))
+                    windows.append((start_ns, self.tracer.now_ns(), caller_done_ns))
                 elif self.cuda:
                     events.append((begin, end))
-                answer["pool_indices"].append(k)
-                if i in keep:
-                    kept[i] = (k, output)
+                del inputs
+                if asks:
+                    reply = self._ask(i + 1)
+                    sample_seed, seed = reply["sample_seed"], reply.get("seed")
+                else:
+                    sample_seed = sample_seeds[i] if sample_seeds is not None else None
+                    seed = seeds[i + 1] if i + 1 < calls else None
+                if sampler is not None:
+                    outputs = _flat(output)
+                    signatures.setdefault(signature(outputs), []).append(i)
+                    sampler.take(outputs, sample_seed)
+                    if self.output_bytes is None:
+                        self.output_bytes = _bytes(outputs)
+                del output
             clock_after = self.clocks.read()
         readings = [c for c in (clock_before, clock_after) if c]
         answer["sm_mhz"] = [c["sm_mhz"] for c in readings]
@@ -136,8 +203,25 @@ class TimingSession:
             answer["method"] = "perf_counter"
         if self.compile_s is not None:
             answer["compile_s"] = self.compile_s
-        answer["kept_outputs"] = self._save_kept(kept, request)
+        if sampler is not None:
+            answer["samples"] = self._save_samples(sampler, request)
+            answer["signatures"] = signatures
         return answer
+
+    @staticmethod
+    def _ask(returned):
+        """Tells the orchestrator that `returned` calls of this block have returned, and gets
+        what comes next: the seed of the next call, the sample seed of the one that returned."""
+        reply = json.loads(kn.converse(json.dumps({"interim": True, "returned": returned})))
+        if not isinstance(reply, dict):
+            raise PhaseError("harness_error", "the orchestrator's per-call answer is not an object")
+        return reply
+
+    def _save_samples(self, sampler, request):
+        tensors = sampler.tensors()
+        path = f"{request['outputs_dir']}/timed_{request.get('block', 0)}.samples.safetensors"
+        _save_file(tensors, path)
+        return {"file": path, "outputs": len(tensors)}
 
     def energy(self, request):
         """Energy per call from NVML's energy counter: the eager model called back to back on
@@ -148,7 +232,7 @@ class TimingSession:
             return {"ok": True, "reason": self.clocks.reason or "unsupported: no GPU energy on the CPU"}
         model = self.model_for("eager")
         seconds = float(request.get("seconds", 1.0))
-        inputs = self.pool[0]
+        inputs = self.session.kept[1]
         with torch.no_grad():
             for _ in range(3):
                 self._call(model, inputs)
@@ -174,7 +258,7 @@ class TimingSession:
         torch.cuda.reset_peak_memory_stats(self.device)
         base = torch.cuda.memory_allocated(self.device)
         start = self.tracer.now_ns() if self.tracer.active else 0
-        self._call(model, self.pool[0])
+        self._call(model, self.session.kept[1])
         runtime.synchronize(self.device)
         facts = {"allocator_peak_bytes": int(torch.cuda.max_memory_allocated(self.device) - base)}
         if self.tracer.active:
@@ -182,13 +266,11 @@ class TimingSession:
             facts["raw_allocated_bytes"] = int(summary["allocated_bytes"])
         return facts
 
-    def _save_kept(self, kept, request):
-        saved = []
-        for i, (k, output) in sorted(kept.items()):
-            path = Path(request["outputs_dir"]) / f"timed_{request.get('block', 0)}_{i}.outputs.safetensors"
-            tensor_io.save_outputs(tensor_io.flatten_outputs(output, "the timed call"), path)
-            saved.append({"call": i, "pool_index": k, "file": str(path)})
-        return saved
+def _flat(output):
+    try:
+        return tensor_io.flatten_outputs(output, "ModelNew")
+    except TypeError as exc:
+        raise PhaseError("incorrect", f"a timed call: {exc}")
 
 
 def _call_facts(summary):

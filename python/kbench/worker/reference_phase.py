@@ -81,36 +81,6 @@ class ReferenceSession:
         self.first_seed = int(request["trials"][0]["seed"]) if request["trials"] else 0
         return {"ok": True, "trials": results}
 
-    def write_pool(self, request):
-        """The timing pool (docs/architecture.md, "The pipeline of one evaluation", step 3): sets
-        of inputs with the first trial's shapes and fresh data, each with the reference's
-        outputs so that timed calls can be spot-checked. As many as `pool_size`, fewer when they
-        would take more than a fifth of the device's memory (2 GiB at most)."""
-        import kbench_native
-
-        from kernelbench import popcorn_random_inputs
-
-        shape_seed = self.first_seed
-        model, first = self.kept
-        each = sum(t.numel() * t.element_size() for t in first if isinstance(t, torch.Tensor))
-        budget = 2 << 30
-        if self.device.type == "cuda":
-            budget = min(budget, torch.cuda.get_device_properties(self.device).total_memory // 5)
-        size = max(1, min(int(request["pool_size"]), budget // max(each, 1)))
-        out_bytes = 0
-        for k in range(size):
-            popcorn_random_inputs._begin_trial(shape_seed, self.variant)
-            runtime.set_seed(kbench_native.derive_seed(shape_seed, "pool", k) & 0xFFFFFFFF)
-            inputs = runtime.cast_inputs(
-                _as_list(self.problem.get_inputs(), "get_inputs()", self.problem_path), self.device, self.dtype
-            )
-            with torch.no_grad():
-                outputs = tensor_io.flatten_outputs(model(*inputs), "the reference")
-            tensor_io.save_values(inputs, self.inputs_dir / f"pool_{k}.inputs", "input")
-            tensor_io.save_outputs(outputs, self.outputs_dir / f"pool_{k}.outputs.safetensors")
-            out_bytes = sum(t.numel() * t.element_size() for t in outputs)
-        return {"ok": True, "size": size, "bytes_per_set": each, "output_bytes_per_set": out_bytes}
-
 
 def _as_list(value, what, path):
     if isinstance(value, torch.Tensor):

@@ -75,12 +75,12 @@ class Tracer:
         return self.overhead_us
 
     def summarize(self, windows, caller_stream_id, own_kernels):
-        """One summary per (start_ns, end_ns) window, after one flush."""
+        """One summary per (start_ns, end_ns[, caller_done_ns]) window, after one flush."""
         kn.cupti_flush()
         return [
-            kn.summarize_call(start, end, caller_stream_id, own_kernels, flush=False,
+            kn.summarize_call(window[0], window[1], caller_stream_id, own_kernels, flush=False,
                               legacy_stream_id=self.legacy_stream_id)
-            for start, end in windows
+            for window in windows
         ]
 
     @staticmethod
