@@ -18,7 +18,7 @@ import torch
 from . import runtime, tensor_io
 from .integrity import perf_counter_ns
 from .own_kernels import own_kernel_names
-from .tracing import Clocks, Tracer
+from .tracing import Clocks, Tracer, call_facts
 
 import kbench_native as kn
 
@@ -128,7 +128,7 @@ class TimingSession:
             summaries = self.tracer.summarize(windows, self.caller_id, self.own)
             answer["device_us"] = [s["device_us"] for s in summaries]
             answer["method"] = "cupti"
-            answer["calls"] = [_call_facts(s) for s in summaries]
+            answer["calls"] = [call_facts(s) for s in summaries]
         elif events:
             answer["device_us"] = [b.elapsed_time(e) * 1000.0 for b, e in events]
             answer["method"] = "cuda_event"
@@ -190,19 +190,3 @@ class TimingSession:
             saved.append({"call": i, "pool_index": k, "file": str(path)})
         return saved
 
-
-def _call_facts(summary):
-    """What the orchestrator needs of one call's CUPTI summary."""
-    return {
-        "kernel_count": summary["kernel_count"],
-        "kernels_by_name": {name: v["count"] for name, v in summary["kernels_by_name"].items()},
-        "kernel_us": summary["kernel_us"],
-        "own_kernel_us": summary["own_kernel_us"],
-        "copy_count": summary["copy_count"],
-        "set_count": summary["set_count"],
-        "allocated_bytes": summary["allocated_bytes"],
-        "off_caller_stream": summary["off_caller_stream_work"],
-        "off_stream_tail_us": summary["off_stream_tail_us"],
-        "legacy_stream": summary["legacy_default_stream"],
-        "streams": len(summary.get("streams") or []),
-    }

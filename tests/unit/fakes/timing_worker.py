@@ -3,7 +3,8 @@ requests (stdin, one JSON per line; answers on fd 3) with the times and NVML clo
 FAKE_TIMING scripts, so that the engine's flags can be tested without a GPU.
 
 FAKE_TIMING: {"us": device µs per call, "step_block": first block that is "step" times slower
-(-1: never), "step": factor, "sm_mhz", "mem_mhz", "reasons": NVML clock reasons,
+(-1: never), "step": factor, "step_period": when above 0, from step_block on the blocks are
+slow and fast by turns, this many at a time (step_block + period onwards slow first), "sm_mhz", "mem_mhz", "reasons": NVML clock reasons,
 "default_sm_mhz", "low_clock_blocks": how many first blocks report "low_sm_mhz" instead}
 """
 
@@ -20,7 +21,10 @@ for line in sys.stdin:
     answer = {"ok": True}
     if request.get("op") == "time_block":
         block, calls = request["block"], request["calls"]
-        slow = 0 <= script.get("step_block", -1) <= block
+        first = script.get("step_block", -1)
+        slow = 0 <= first <= block
+        if slow and script.get("step_period", 0) > 0:
+            slow = ((block - first) // script["step_period"]) % 2 == 1
         us = script["us"] * (script.get("step", 1.0) if slow else 1.0)
         # A little spread, so that the noise is not zero.
         device = [us * (1 + 0.001 * (i % 3)) for i in range(calls)]
