@@ -113,10 +113,12 @@ CallActivity summarize_call(const std::vector<ActivityRecord>& records,
                             std::uint64_t window_start_ns, std::uint64_t window_end_ns,
                             std::uint32_t caller_stream_id,
                             const std::vector<std::string>& own_kernel_names,
-                            std::optional<std::uint32_t> legacy_default_stream_id) {
+                            std::optional<std::uint32_t> legacy_default_stream_id,
+                            std::optional<std::uint64_t> caller_done_ns) {
   CallActivity a;
   a.caller_stream_id = caller_stream_id;
   a.legacy_default_stream_id = legacy_default_stream_id;
+  a.caller_done_ns = caller_done_ns;
 
   std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
   std::uint64_t first_start = 0;
@@ -200,10 +202,15 @@ CallActivity summarize_call(const std::vector<ActivityRecord>& records,
   }
   if (other_last_end) {
     a.off_caller_stream_work = true;
-    a.off_stream_tail_us =
-        caller_last_end
-            ? ns_to_us(*other_last_end > *caller_last_end ? *other_last_end - *caller_last_end : 0)
-            : a.device_us;
+    // Work on the caller's stream always ends before caller_done_ns (the event was recorded
+    // after it); other streams' work does only when the caller's stream waited for it.
+    const std::uint64_t done = caller_done_ns    ? *caller_done_ns
+                               : caller_last_end ? *caller_last_end
+                                                 : first_start;
+    if (*other_last_end > done) {
+      a.unjoined_stream_work = true;
+      a.unjoined_tail_us = ns_to_us(*other_last_end - done);
+    }
   }
 
   // At one instant allocations go first, so a peak is never hidden by a free at the same time.
@@ -266,7 +273,9 @@ nlohmann::json CallActivity::to_json() const {
       {"caller_stream_id", caller_stream_id},
       {"streams", streams},
       {"off_caller_stream_work", off_caller_stream_work},
-      {"off_stream_tail_us", off_stream_tail_us},
+      {"caller_done_ns", optional_json(caller_done_ns)},
+      {"unjoined_stream_work", unjoined_stream_work},
+      {"unjoined_tail_us", unjoined_tail_us},
       {"legacy_default_stream_id", optional_json(legacy_default_stream_id)},
       {"legacy_default_stream", legacy_default_stream},
       {"own_kernel_count", own_kernel_count},

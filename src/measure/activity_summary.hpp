@@ -1,9 +1,9 @@
 #pragma once
 // What one timed call did on the GPU, from the CUPTI records of its window (docs/architecture.md,
 // "The measurement contract"): device_us over every stream, launches by name, copies, sets,
-// allocations, work that escaped the caller's stream, and the share of GPU time spent in the
-// candidate's own kernels. Pure logic on ActivityRecord values, so it is tested on the CPU with
-// synthetic records.
+// allocations, the streams used and whether work on them was left running after the caller's
+// stream was done, and the share of GPU time spent in the candidate's own kernels. Pure logic on
+// ActivityRecord values, so it is tested on the CPU with synthetic records.
 #include "measure/activity_record.hpp"
 
 #include <nlohmann/json.hpp>
@@ -54,8 +54,19 @@ struct CallActivity {
   // Streams.
   std::uint32_t caller_stream_id = 0;
   std::set<std::uint32_t> streams; // every stream that ran a kernel, copy or set
+  // Some work ran on a stream other than the caller's, joined back or not: a fact (a fork and
+  // join to a side stream is ordinary code), not a verdict.
   bool off_caller_stream_work = false;
-  double off_stream_tail_us = 0;
+  // When the caller's stream was done: an event recorded on it right after forward returned,
+  // waited for, then CUPTI's clock read (empty when the caller gave none).
+  std::optional<std::uint64_t> caller_done_ns;
+  // Work on another stream that ended after caller_done_ns: the caller's stream was never made
+  // to wait for it, so event timing on the caller's stream would miss it. Without
+  // caller_done_ns, measured from the caller stream's last work instead (from the first work
+  // when it ran none), which cannot tell a joined side stream whose work ends last from one
+  // that was never joined.
+  bool unjoined_stream_work = false;
+  double unjoined_tail_us = 0; // how long past that point the last such work ended
   std::optional<std::uint32_t> legacy_default_stream_id; // when the caller could resolve it
   bool legacy_default_stream = false; // some work ran on the legacy default stream
   // The candidate's own kernels (is_own_kernel).
@@ -75,8 +86,10 @@ struct CallActivity {
 // Intervals are not clipped to the window: the window only selects which work belongs to the
 // call (the caller synchronises the device before opening it).
 //
-// off_stream_tail_us: how far the last work on other streams ends after the last work on the
-// caller's stream; when the caller's stream ran nothing, the whole device span.
+// caller_done_ns: see CallActivity::unjoined_stream_work. Whatever the event on the caller's
+// stream waited for (an explicit join, or the legacy default stream's implicit wait for blocking
+// streams, those cudaStreamCreate makes; torch's own streams are non-blocking) ended before it,
+// so the verdict is the one event timing on that stream would reach.
 //
 // legacy_default_stream_id: the CUPTI id of the legacy default stream (CU_STREAM_LEGACY, as
 // CuptiTracer::stream_id(0, 0x1) resolves it in the caller's context). CUPTI records carry no
@@ -85,7 +98,8 @@ CallActivity summarize_call(const std::vector<ActivityRecord>& records,
                             std::uint64_t window_start_ns, std::uint64_t window_end_ns,
                             std::uint32_t caller_stream_id,
                             const std::vector<std::string>& own_kernel_names = {},
-                            std::optional<std::uint32_t> legacy_default_stream_id = std::nullopt);
+                            std::optional<std::uint32_t> legacy_default_stream_id = std::nullopt,
+                            std::optional<std::uint64_t> caller_done_ns = std::nullopt);
 
 // The function's own identifier in a demangled kernel name: "relu_kernel" for
 // "void ns::relu_kernel<float>(float const*, float*, int)", for "relu_kernel(float*)" and for a

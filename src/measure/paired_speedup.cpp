@@ -106,24 +106,4 @@ std::optional<SpeedupEstimate> paired_speedup(const std::vector<PairedBlock>& bl
   return estimate;
 }
 
-std::optional<BlockSpread> block_spread(const std::vector<PairedBlock>& blocks) {
-  std::vector<double> reference, candidate;
-  for (const auto& block : blocks) {
-    if (!block.reference_us.empty() && !block.candidate_us.empty()) {
-      reference.push_back(summarize(block.reference_us).median);
-      candidate.push_back(summarize(block.candidate_us).median);
-    }
-  }
-  if (reference.size() < 2) {
-    return std::nullopt;
-  }
-  const auto [ref_low, ref_high] = std::minmax_element(reference.begin(), reference.end());
-  const auto [cand_low, cand_high] = std::minmax_element(candidate.begin(), candidate.end());
-  BlockSpread spread{*ref_low, *ref_high, *cand_low, *cand_high, 1};
-  if (*ref_low > 0 && *cand_low > 0) {
-    spread.worst_ratio = std::max(*ref_high / *ref_low, *cand_high / *cand_low);
-  }
-  return spread;
-}
-
 } // namespace kbench::measure

@@ -29,16 +29,4 @@ struct SpeedupEstimate {
 std::optional<SpeedupEstimate> paired_speedup(const std::vector<PairedBlock>& blocks,
                                               int resamples = 2000, std::uint64_t seed = 1);
 
-// How far one side's per-block medians spread: max over min. Alternating blocks protect the
-// speedup from slow drift, not from a step: when the GPU's speed changes during timing (another
-// process, a memory-clock drop) for longer stretches of one side's blocks than the other's, the
-// ratio of medians is wrong, and this spread shows it (a 1.7x step was seen on the H200).
-struct BlockSpread {
-  double reference_low = 0, reference_high = 0; // the side's lowest and highest block median
-  double candidate_low = 0, candidate_high = 0;
-  double worst_ratio = 1; // the larger side's high / low
-};
-// Empty with fewer than two blocks with samples on both sides.
-std::optional<BlockSpread> block_spread(const std::vector<PairedBlock>& blocks);
-
 } // namespace kbench::measure

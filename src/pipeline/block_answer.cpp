@@ -26,9 +26,8 @@ CallFacts call_facts(const nlohmann::json& facts) {
   call.set_count = facts.value("set_count", 0);
   call.kernel_us = facts.value("kernel_us", 0.0);
   call.own_kernel_us = facts.value("own_kernel_us", 0.0);
-  call.off_caller_stream = facts.value("off_caller_stream", false);
-  call.legacy_stream = facts.value("legacy_stream", false);
-  call.off_stream_tail_us = facts.value("off_stream_tail_us", 0.0);
+  call.unjoined_stream_work = facts.value("unjoined_stream_work", false);
+  call.unjoined_tail_us = facts.value("unjoined_tail_us", 0.0);
   call.kernels_by_name = facts.value("kernels_by_name", std::map<std::string, int>{});
   return call;
 }

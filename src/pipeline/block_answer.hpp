@@ -28,8 +28,10 @@ struct SetupFacts {
 struct CallFacts {
   int kernel_count = 0, copy_count = 0, set_count = 0;
   double kernel_us = 0, own_kernel_us = 0;
-  bool off_caller_stream = false, legacy_stream = false;
-  double off_stream_tail_us = 0;
+  // Work on another stream that ran past the moment the caller's stream was done (an event
+  // recorded on it after forward returned), and by how long: what event timing would miss.
+  bool unjoined_stream_work = false;
+  double unjoined_tail_us = 0;
   std::map<std::string, int> kernels_by_name;
 };
 

@@ -433,10 +433,9 @@ private:
     if (call.kernel_count + call.copy_count + call.set_count == 0) {
       ++m_seen.no_work_calls;
     }
-    if (call.off_caller_stream) {
+    if (call.unjoined_stream_work) {
       ++m_seen.off_stream_calls;
-      m_seen.legacy_stream = m_seen.legacy_stream || call.legacy_stream;
-      m_seen.off_stream_tail_us = std::max(m_seen.off_stream_tail_us, call.off_stream_tail_us);
+      m_seen.off_stream_tail_us = std::max(m_seen.off_stream_tail_us, call.unjoined_tail_us);
     }
   }
 

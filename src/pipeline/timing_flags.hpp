@@ -6,6 +6,7 @@
 // worker; pipeline/paired_timing.cpp runs the loop and calls them.
 #include "core/result.hpp"
 #include "measure/paired_speedup.hpp"
+#include "measure/speed_change.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,11 +23,12 @@ inline constexpr double kThrottleShare = 0.75;
 // facts the flags weigh them against.
 struct TimingObservations {
   // Counted only for the candidate's calls traced by CUPTI.
-  std::size_t no_work_calls = 0;        // no kernel, copy or set
-  std::size_t off_stream_calls = 0;     // GPU work on a stream other than the caller's
-  bool legacy_stream = false;           // ... and that stream was the legacy default stream
-  double off_stream_tail_us = 0;        // the longest such work after the caller's stream finished
-  std::vector<std::string> own_kernels; // the kernels the candidate declares as its own
+  std::size_t no_work_calls = 0; // no kernel, copy or set
+  // Calls that left GPU work running on another stream after the caller's stream was done
+  // (not joined back before forward returned), and the longest such tail.
+  std::size_t off_stream_calls = 0;
+  double off_stream_tail_us = 0;
+  std::vector<std::string> own_kernels;     // the kernels the candidate declares as its own
   std::vector<measure::PairedBlock> blocks; // eager reference against candidate, block by block
   // From the setup.
   bool cuda = false;
@@ -49,6 +51,10 @@ std::string decoy_kernels(const TimingInfo& timing, const TimingObservations& se
 // itself is faster than the floor). Empty when neither holds.
 std::string impossible_measurement(const TimingInfo& timing, const TimingObservations& seen,
                                    bool warm);
+
+// The sentence of unstable_timing: how far the changed blocks moved, the clocks, and whether
+// the speedup survived the change (it agrees with the median per-block ratio) or not.
+std::string unstable_timing_message(const TimingInfo& timing, const measure::SpeedChange& change);
 
 // Appends to timing.flags what a reader must know about the finished timing (its sides, the
 // speedup and the stats filled in).

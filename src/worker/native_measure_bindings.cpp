@@ -145,13 +145,15 @@ void bind_measure_module(py::module_& module) {
       "summarize_call",
       [](std::uint64_t window_start_ns, std::uint64_t window_end_ns, std::uint32_t caller_stream_id,
          const std::vector<std::string>& own_kernel_names, bool flush,
-         std::optional<std::uint32_t> legacy_stream_id) {
+         std::optional<std::uint32_t> legacy_stream_id,
+         std::optional<std::uint64_t> caller_done_ns) {
         if (flush) {
           flush_into_latest();
         }
         nlohmann::json summary =
             measure::summarize_call(latest_records(), window_start_ns, window_end_ns,
-                                    caller_stream_id, own_kernel_names, legacy_stream_id)
+                                    caller_stream_id, own_kernel_names, legacy_stream_id,
+                                    caller_done_ns)
                 .to_json();
         summary["records_flushed"] = latest_records().size();
         summary["dropped_records"] = CuptiTracer::instance().dropped_records();
@@ -159,11 +161,14 @@ void bind_measure_module(py::module_& module) {
       },
       py::arg("window_start_ns"), py::arg("window_end_ns"), py::arg("caller_stream_id"),
       py::arg("own_kernel_names") = std::vector<std::string>{}, py::arg("flush") = true,
-      py::arg("legacy_stream_id") = py::none(),
+      py::arg("legacy_stream_id") = py::none(), py::arg("caller_done_ns") = py::none(),
       "Summary (dict) of the GPU work between two cupti_timestamp_ns() readings. flush=True "
       "flushes CUPTI first and summarises what it returned; flush=False summarises the latest "
       "flush again. legacy_stream_id: CUPTI's id of the legacy default stream (Tracer finds it "
-      "with a probe kernel; cuptiGetStreamIdEx does not resolve the legacy handle)");
+      "with a probe kernel; cuptiGetStreamIdEx does not resolve the legacy handle). "
+      "caller_done_ns: cupti_timestamp_ns() read once an event recorded on the caller's stream "
+      "right after the call returned had completed; work on other streams ending after it is "
+      "unjoined_stream_work (without it, measured from the caller stream's last work)");
 
   module.def(
       "nvml_load", [](const std::string& pci_bus_id) { return nvml().load(pci_bus_id); },

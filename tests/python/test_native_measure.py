@@ -49,6 +49,25 @@ def test_summarize_call_without_records():
     assert summary["first_start_ns"] is None
 
 
+def test_summarize_call_takes_the_callers_done_time():
+    summary = kbench_native.summarize_call(0, 10**9, 7, [], flush=False, caller_done_ns=5000)
+    assert summary["caller_done_ns"] == 5000
+    assert summary["unjoined_stream_work"] is False
+    assert summary["unjoined_tail_us"] == 0
+    assert kbench_native.summarize_call(0, 10**9, 7, flush=False)["caller_done_ns"] is None
+
+
+def test_call_facts_carry_the_unjoined_work_and_the_streams():
+    from kbench.worker.tracing import call_facts
+
+    facts = call_facts(kbench_native.summarize_call(0, 10**9, 7, ["k"], flush=False, caller_done_ns=5000))
+    assert facts["unjoined_stream_work"] is False
+    assert facts["unjoined_tail_us"] == 0
+    assert facts["off_caller_stream"] is False
+    assert facts["streams"] == 0
+    assert facts["kernels_by_name"] == {}
+
+
 def test_summarize_call_flushes_by_default():
     summary = kbench_native.summarize_call(0, 10**9, 7)
     assert summary["device_us"] == 0
@@ -73,3 +92,30 @@ def test_nvml_is_unsupported_without_gpu():
         "max_mem_mhz": None,
     }
     assert kbench_native.nvml_energy_mj() is None
+
+
+def _bare_tracer(legacy_stream_id):
+    from kbench.worker.tracing import Tracer
+
+    tracer = Tracer.__new__(Tracer)  # no GPU here: the probe's answer set by hand
+    tracer.reason, tracer.legacy_stream_id, tracer.overhead_us = "", legacy_stream_id, None
+    return tracer
+
+
+def test_tracer_windows_take_the_callers_done_time_or_not():
+    tracer = _bare_tracer(3)
+    with_done, without = tracer.summarize([(0, 10**9, 5000), (0, 10**9)], 7, [])
+    assert with_done["caller_done_ns"] == 5000
+    assert without["caller_done_ns"] is None
+    assert with_done["legacy_default_stream_id"] == 3
+    with pytest.raises(ValueError, match="a window is"):
+        tracer.summarize([(0,)], 7, [])
+
+
+def test_torchs_default_stream_is_the_legacy_streams_probed_id():
+    class Stream:
+        cuda_stream = 0
+
+    assert _bare_tracer(3).stream_id(Stream()) == 3
+    # Without a probed id it is left to CUPTI (which answers invalid without a GPU).
+    assert _bare_tracer(None).stream_id(Stream()) == kbench_native.cupti_stream_id(0, 0)

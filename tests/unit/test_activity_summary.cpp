@@ -56,7 +56,9 @@ TEST(SummarizeCall, DeviceTimeSpansEveryStream) {
   EXPECT_DOUBLE_EQ(a.busy_us, 30.0);
   EXPECT_EQ(a.streams, (std::set<std::uint32_t>{7, 13}));
   EXPECT_TRUE(a.off_caller_stream_work);
-  EXPECT_DOUBLE_EQ(a.off_stream_tail_us, 20.0); // 40 - 20
+  // No caller_done_ns: judged against the caller stream's last work (20).
+  EXPECT_TRUE(a.unjoined_stream_work);
+  EXPECT_DOUBLE_EQ(a.unjoined_tail_us, 20.0); // 40 - 20
 }
 
 TEST(SummarizeCall, BusyIsTheUnionAndDeviceTheSpan) {
@@ -69,7 +71,8 @@ TEST(SummarizeCall, BusyIsTheUnionAndDeviceTheSpan) {
   EXPECT_DOUBLE_EQ(a.kernel_us, 15.0);
   EXPECT_DOUBLE_EQ(a.copy_us, 6.0);
   EXPECT_FALSE(a.off_caller_stream_work);
-  EXPECT_EQ(a.off_stream_tail_us, 0.0);
+  EXPECT_FALSE(a.unjoined_stream_work);
+  EXPECT_EQ(a.unjoined_tail_us, 0.0);
 }
 
 TEST(SummarizeCall, WindowKeepsOverlappingWorkOnly) {
@@ -120,17 +123,72 @@ TEST(SummarizeCall, CopiesAndSetsByKind) {
   EXPECT_EQ(a.set_bytes, 4096u);
 }
 
-TEST(SummarizeCall, OffStreamTailWhenTheCallerStreamRanNothing) {
+TEST(SummarizeCall, WithoutCallerDoneAndNoCallerWorkTheTailIsTheWholeSpan) {
   const CallActivity a = summarize_call({kernel("side", 10, 25, 13)}, us(0), us(100), 7);
   EXPECT_TRUE(a.off_caller_stream_work);
-  EXPECT_DOUBLE_EQ(a.off_stream_tail_us, 15.0); // the whole span
+  EXPECT_TRUE(a.unjoined_stream_work);
+  EXPECT_DOUBLE_EQ(a.unjoined_tail_us, 15.0);
+  EXPECT_TRUE(a.to_json()["caller_done_ns"].is_null());
 }
 
 TEST(SummarizeCall, SideStreamEndingFirstLeavesNoTail) {
   const CallActivity a =
       summarize_call({kernel("main", 0, 30, 7), kernel("side", 5, 10, 13)}, us(0), us(100), 7);
   EXPECT_TRUE(a.off_caller_stream_work);
-  EXPECT_EQ(a.off_stream_tail_us, 0.0);
+  EXPECT_FALSE(a.unjoined_stream_work);
+  EXPECT_EQ(a.unjoined_tail_us, 0.0);
+}
+
+// The timing loop runs the call on torch's default stream, which is CUDA's legacy default
+// stream: a `<<<grid, block>>>` launch lands on the caller's own stream.
+TEST(SummarizeCall, LaunchesOnTheLegacyDefaultStreamAsTheCallerAreNotOffStream) {
+  constexpr std::uint32_t legacy = 7;
+  const CallActivity a =
+      summarize_call({kernel("relu_kernel", 10, 60, legacy), kernel("add_kernel", 60, 70, legacy)},
+                     us(0), us(100), legacy, {}, legacy, us(75));
+  EXPECT_TRUE(a.legacy_default_stream);
+  EXPECT_FALSE(a.off_caller_stream_work);
+  EXPECT_FALSE(a.unjoined_stream_work);
+  EXPECT_EQ(a.to_json()["caller_done_ns"], us(75));
+}
+
+// Fork to a side stream, an event recorded there, the caller's stream waits on it: the event on
+// the caller's stream completes after the side stream's work, so it ends before caller_done_ns,
+// even when the side stream's kernel is the call's last work.
+TEST(SummarizeCall, AJoinedSideStreamIsAFactNotUnjoinedWork) {
+  const CallActivity a = summarize_call({kernel("prologue", 10, 20, 7), kernel("side", 20, 80, 13)},
+                                        us(0), us(100), 7, {}, 7u, us(84));
+  EXPECT_TRUE(a.off_caller_stream_work);
+  EXPECT_EQ(a.streams, (std::set<std::uint32_t>{7, 13}));
+  EXPECT_FALSE(a.unjoined_stream_work);
+  EXPECT_EQ(a.unjoined_tail_us, 0.0);
+  // The same records judged without caller_done_ns look unjoined: the 2-tuple window's limit.
+  EXPECT_TRUE(
+      summarize_call({kernel("prologue", 10, 20, 7), kernel("side", 20, 80, 13)}, us(0), us(100), 7)
+          .unjoined_stream_work);
+}
+
+// The side stream was never joined: the caller's event completed at 22 µs while the side
+// kernel ran to 90 µs.
+TEST(SummarizeCall, AnUnjoinedSideStreamIsTimedFromCallerDone) {
+  const CallActivity a = summarize_call({kernel("prologue", 10, 20, 7), kernel("side", 20, 90, 13)},
+                                        us(0), us(100), 7, {}, 7u, us(22));
+  EXPECT_TRUE(a.off_caller_stream_work);
+  EXPECT_TRUE(a.unjoined_stream_work);
+  EXPECT_DOUBLE_EQ(a.unjoined_tail_us, 68.0); // 90 - 22
+  EXPECT_DOUBLE_EQ(a.device_us, 80.0);        // the device time still holds it
+  const auto j = a.to_json();
+  EXPECT_EQ(j["unjoined_stream_work"], true);
+  EXPECT_DOUBLE_EQ(j["unjoined_tail_us"].get<double>(), 68.0);
+}
+
+// Nothing on the caller's stream at all (the exploit's shape: forward only enqueues on its own
+// stream): every µs after caller_done_ns is missed by event timing.
+TEST(SummarizeCall, OnlySideStreamWorkAfterCallerDoneIsUnjoined) {
+  const CallActivity a =
+      summarize_call({kernel("clamp", 12, 80, 13)}, us(0), us(100), 7, {}, 7u, us(15));
+  EXPECT_TRUE(a.unjoined_stream_work);
+  EXPECT_DOUBLE_EQ(a.unjoined_tail_us, 65.0);
 }
 
 TEST(SummarizeCall, LegacyDefaultStreamNeedsItsId) {

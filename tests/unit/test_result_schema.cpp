@@ -12,7 +12,7 @@
 using namespace kbench;
 
 TEST(ResultSchema, EveryStatusNameRoundTrips) {
-  EXPECT_EQ(all_statuses().size(), 9u);
+  EXPECT_EQ(all_statuses().size(), 10u);
   for (Status status : all_statuses()) {
     const auto back = status_from_name(status_name(status));
     ASSERT_TRUE(back.has_value()) << status_name(status);
@@ -305,6 +305,6 @@ TEST(ResultSchema, AFieldOfTheWrongTypeIsAnErrorNamingItsPath) {
   document = to_json(full_result());
   document["status"] = "passed";
   EXPECT_EQ(result_from_json(document).error,
-            "status: expected one of ok, incorrect, static_rejected, compile_error, "
+            "status: expected one of ok, incorrect, impossible_timing, static_rejected, compile_error, "
             "runtime_error, timeout, crashed, harness_error, unsupported, got \"passed\"");
 }

@@ -90,26 +90,6 @@ TEST(PairedSpeedup, DeterministicAndEmptySafe) {
   EXPECT_FALSE(paired_speedup({{{10}, {}}}).has_value());
 }
 
-TEST(BlockSpread, AStepInSpeedDuringTimingShowsAsSpread) {
-  using kbench::measure::block_spread;
-  using kbench::measure::PairedBlock;
-  std::vector<PairedBlock> steady = {{{97.0, 97.1}, {102.3, 102.4}},
-                                     {{97.1, 97.0}, {102.4, 102.3}},
-                                     {{97.0, 97.2}, {102.2, 102.3}}};
-  const auto calm = block_spread(steady);
-  ASSERT_TRUE(calm);
-  EXPECT_LT(calm->worst_ratio, 1.01);
-  // What the H200 showed once: the reference's blocks 1.7x slower for a stretch.
-  auto stepped = steady;
-  stepped.push_back({{165.0, 166.0}, {102.4, 102.5}});
-  const auto step = block_spread(stepped);
-  ASSERT_TRUE(step);
-  EXPECT_NEAR(step->reference_high, 165.5, 1e-9);
-  EXPECT_NEAR(step->reference_low, 97.05, 1e-9);
-  EXPECT_NEAR(step->worst_ratio, 165.5 / 97.05, 1e-9);
-  EXPECT_FALSE(block_spread({steady[0]})); // one block: no spread to speak of
-}
-
 // The engine's weighted scan over one sorted order gives the sorting bootstrap's answer to the
 // bit, for uneven blocks, ties and an even or odd number of samples.
 TEST(PairedSpeedup, TheWeightedScanMatchesSortingTheResampledUnion) {

@@ -25,7 +25,7 @@ from .errors import PhaseError
 from .integrity import perf_counter_ns
 from .own_kernels import own_kernel_names
 from .timed_inputs import InputSource, Sampler, fingerprint, signature
-from .tracing import Clocks, Tracer
+from .tracing import Clocks, Tracer, call_facts
 
 import kbench_native as kn
 
@@ -195,7 +195,7 @@ class TimingSession:
             summaries = self.tracer.summarize(windows, self.caller_id, self.own)
             answer["device_us"] = [s["device_us"] for s in summaries]
             answer["method"] = "cupti"
-            answer["calls"] = [_call_facts(s) for s in summaries]
+            answer["calls"] = [call_facts(s) for s in summaries]
         elif events:
             answer["device_us"] = [b.elapsed_time(e) * 1000.0 for b, e in events]
             answer["method"] = "cuda_event"
@@ -272,19 +272,3 @@ def _flat(output):
     except TypeError as exc:
         raise PhaseError("incorrect", f"a timed call: {exc}")
 
-
-def _call_facts(summary):
-    """What the orchestrator needs of one call's CUPTI summary."""
-    return {
-        "kernel_count": summary["kernel_count"],
-        "kernels_by_name": {name: v["count"] for name, v in summary["kernels_by_name"].items()},
-        "kernel_us": summary["kernel_us"],
-        "own_kernel_us": summary["own_kernel_us"],
-        "copy_count": summary["copy_count"],
-        "set_count": summary["set_count"],
-        "allocated_bytes": summary["allocated_bytes"],
-        "off_caller_stream": summary["off_caller_stream_work"],
-        "off_stream_tail_us": summary["off_stream_tail_us"],
-        "legacy_stream": summary["legacy_default_stream"],
-        "streams": len(summary.get("streams") or []),
-    }

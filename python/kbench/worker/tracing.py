@@ -3,7 +3,9 @@
 Every timed call is bracketed by CUPTI timestamps; records are flushed once per block of calls
 (a forced flush costs about 0.8 ms on an H200, too much per call) and each call's window is
 summarised in C++: device time from the first to the last GPU activity on any stream, kernels
-by name, copies, sets, allocations, and whether work ran off the caller's stream."""
+by name, copies, sets, allocations, the streams used, and whether work on another stream was
+still running once the caller's stream was done (an event recorded on it after the call
+returned: `caller_done_ns`), which event timing on the caller's stream would miss."""
 
 import time
 
@@ -33,6 +35,10 @@ class Tracer:
         return not self.reason
 
     def stream_id(self, stream) -> int:
+        """CUPTI's id of a torch stream. Torch's default stream (handle 0) is CUDA's legacy
+        default stream, which cuptiGetStreamIdEx does not resolve: the probe's id stands in."""
+        if stream.cuda_stream == 0 and self.legacy_stream_id is not None:
+            return self.legacy_stream_id
         return kn.cupti_stream_id(0, stream.cuda_stream)
 
     @staticmethod
@@ -75,17 +81,44 @@ class Tracer:
         return self.overhead_us
 
     def summarize(self, windows, caller_stream_id, own_kernels):
-        """One summary per (start_ns, end_ns[, caller_done_ns]) window, after one flush."""
+        """One summary per window, after one flush. A window is (start_ns, end_ns) or
+        (start_ns, end_ns, caller_done_ns): caller_done_ns is now_ns() read once an event
+        recorded on the caller's stream right after the call returned has completed; without
+        it, work off the caller's stream is judged against the caller stream's last work,
+        which cannot see a join."""
         kn.cupti_flush()
-        return [
-            kn.summarize_call(window[0], window[1], caller_stream_id, own_kernels, flush=False,
-                              legacy_stream_id=self.legacy_stream_id)
-            for window in windows
-        ]
+        summaries = []
+        for window in windows:
+            if len(window) not in (2, 3):
+                raise ValueError(f"Tracer.summarize: a window is (start_ns, end_ns[, caller_done_ns]), not {window!r}")
+            done = window[2] if len(window) == 3 else None
+            summaries.append(kn.summarize_call(window[0], window[1], caller_stream_id, own_kernels, flush=False,
+                                               legacy_stream_id=self.legacy_stream_id, caller_done_ns=done))
+        return summaries
 
     @staticmethod
     def now_ns() -> int:
         return kn.cupti_timestamp_ns()
+
+
+def call_facts(summary):
+    """What the orchestrator reads of one call's CUPTI summary (src/pipeline/block_answer.cpp):
+    launches, kernel time, copies, sets, allocations, the streams used (a fact: a joined side
+    stream is ordinary code), and work left running on another stream once the caller's stream
+    was done (the off_stream_work flag)."""
+    return {
+        "kernel_count": summary["kernel_count"],
+        "kernels_by_name": {name: v["count"] for name, v in summary["kernels_by_name"].items()},
+        "kernel_us": summary["kernel_us"],
+        "own_kernel_us": summary["own_kernel_us"],
+        "copy_count": summary["copy_count"],
+        "set_count": summary["set_count"],
+        "allocated_bytes": summary["allocated_bytes"],
+        "streams": len(summary.get("streams") or []),
+        "off_caller_stream": summary["off_caller_stream_work"],
+        "unjoined_stream_work": summary["unjoined_stream_work"],
+        "unjoined_tail_us": summary["unjoined_tail_us"],
+    }
 
 
 class Clocks:

@@ -64,6 +64,73 @@ def test_legacy_default_stream_is_named(tracing):
     assert s["legacy_default_stream"]
 
 
+def _timed_call(tracer, fn, caller):
+    """One call as the timing loop times it: on `caller`, then an event recorded on it right
+    after the call returns, waited for, and CUPTI's clock read (caller_done_ns)."""
+    torch.cuda.synchronize()
+    kn.cupti_flush()
+    start = kn.cupti_timestamp_ns()
+    with torch.cuda.stream(caller):
+        fn()
+    done_event = torch.cuda.Event()
+    done_event.record(caller)
+    done_event.synchronize()
+    done = kn.cupti_timestamp_ns()
+    torch.cuda.synchronize()
+    return tracer.summarize([(start, kn.cupti_timestamp_ns(), done)], tracer.stream_id(caller), [])[0]
+
+
+def test_work_on_torchs_default_stream_as_the_caller_is_on_the_callers_stream(tracing):
+    """Torch's default stream is CUDA's legacy default stream, where `<<<grid, block>>>`
+    launches go: with it as the caller, such work is the caller's own."""
+    x = torch.randn(1 << 24, device="cuda")
+    s = _timed_call(tracing, lambda: x.mul(2).add_(1), torch.cuda.default_stream())
+    print(s["caller_stream_id"], s["streams"], s["unjoined_tail_us"])
+    assert s["kernel_count"] == 2
+    assert s["legacy_default_stream"]
+    assert not s["off_caller_stream_work"]
+    assert not s["unjoined_stream_work"]
+
+
+def test_a_joined_side_stream_is_not_unjoined_work(tracing):
+    """Fork to a side stream, record an event there, the caller's stream waits on it: the
+    side stream's kernel is the call's last work, and still joined."""
+    x = torch.randn(1 << 26, device="cuda")
+    side = torch.cuda.Stream()
+    caller = torch.cuda.default_stream()
+
+    def call():
+        side.wait_stream(caller)
+        with torch.cuda.stream(side):
+            x.mul(2)
+        joined = torch.cuda.Event()
+        joined.record(side)
+        caller.wait_event(joined)
+
+    s = _timed_call(tracing, call, caller)
+    print(s["streams"], s["unjoined_tail_us"], s["device_us"])
+    assert s["off_caller_stream_work"]
+    assert not s["unjoined_stream_work"], s
+
+
+def test_an_unjoined_side_stream_is_unjoined_work_timed_from_caller_done(tracing):
+    """The ReLU of tests/e2e/candidates/cuda_unjoined_side_stream.py, 256 MiB: far longer
+    than the host's few µs between the caller's event completing and the clock being read."""
+    x = torch.randn(4096, 8192, device="cuda")
+    side = torch.cuda.Stream()
+    caller = torch.cuda.default_stream()
+
+    def call():
+        side.wait_stream(caller)
+        with torch.cuda.stream(side):
+            torch.clamp(x, min=0.0)
+
+    s = _timed_call(tracing, call, caller)
+    print(s["streams"], s["unjoined_tail_us"], s["device_us"])
+    assert s["unjoined_stream_work"]
+    assert 0 < s["unjoined_tail_us"] <= s["device_us"]
+
+
 def test_copies_and_allocations_are_counted(tracing):
     host = torch.randn(1 << 20)
     caller = torch.cuda.current_stream()

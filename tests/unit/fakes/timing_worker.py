@@ -9,10 +9,12 @@ with one float per call derived from that call's seed and sample seed, as a real
 outputs would be a function of its inputs.
 
 FAKE_TIMING: {"us": device µs per call, "step_block": first block that is "step" times slower
-(-1: never), "step": factor, "sm_mhz", "mem_mhz", "reasons": NVML clock reasons,
-"default_sm_mhz", "low_clock_blocks": how many first blocks report "low_sm_mhz" instead,
-"wrong_call": [block, call] whose output is wrong, "extra_message": true to send one interim
-message too many, "no_work": true to report calls with no GPU work}
+(-1: never), "step": factor, "step_period": when above 0, from step_block on the blocks are
+slow and fast by turns, this many at a time (step_block + period onwards slow first), "sm_mhz",
+"mem_mhz", "reasons": NVML clock reasons, "default_sm_mhz", "low_clock_blocks": how many first
+blocks report "low_sm_mhz" instead, "wrong_call": [block, call] whose output is wrong,
+"extra_message": true to send one interim message too many, "no_work": true to report calls
+with no GPU work}
 """
 
 import json
@@ -72,7 +74,10 @@ for line in sys.stdin:
             write_samples(f"{outputs}/timed_{block}.samples.safetensors", rows)
             answer["signatures"] = {"float32[1]": list(range(calls))}
             answer["input_fingerprint"] = [1.0]
-        slow = 0 <= script.get("step_block", -1) <= block
+        first = script.get("step_block", -1)
+        slow = 0 <= first <= block
+        if slow and script.get("step_period", 0) > 0:
+            slow = ((block - first) // script["step_period"]) % 2 == 1
         us = script["us"] * (script.get("step", 1.0) if slow else 1.0)
         # A little spread, so that the noise is not zero.
         device = [us * (1 + 0.001 * (i % 3)) for i in range(calls)]
