@@ -23,6 +23,15 @@
 #   collective-eval one `kbench eval` of a 2-rank all-reduce with a torch-only candidate (NCCL
 #                  under the full sandbox in a minute, where the collectives test takes 5)
 #   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
+#   baseline       builds baseline-src/ (an earlier commit's tree, `git archive` of it, when the
+#                  copied tree holds one) into baseline-src/build-gpu, for `cost`
+#   cost           bench/eval_repeatability with --baseline-kbench: the measure phase's wall time
+#                  of this build against the baseline's, case by case, in the same call
+#   repeat         bench/eval_repeatability: five runs each of three cases (CV of the median)
+#   honest-flags   the CUDA examples as a suite (no compile baseline), then bench/flag_rates.py:
+#                  each flag's rate over the honest corpus and the exploits' statuses
+#   exploits       the CUDA entries of examples/exploits/exploits.json, each evaluated with the
+#                  rules its entry names; a table of status against expectation
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
 # after the start; the device tool stops a call at 600 s).
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
@@ -115,6 +124,47 @@ PY
       tail -25 "$R/collective-eval.txt"
       ;;
     collectives) ctest_step collectives 400 "CudaCollectives" ;;
+    baseline)
+      if [ -d baseline-src ]; then
+        py=$(command -v python3)
+        (cd baseline-src && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" > "$R/baseline-build.log" 2>&1 &&
+          timeout "$(limit 240)" cmake --build build-gpu -j "$(nproc)" --target kbench kbench-worker >> "$R/baseline-build.log" 2>&1)
+        at "baseline build rc=$? ($(head -c 60 baseline-src/COMMIT 2>/dev/null))"
+      else
+        at "baseline: no baseline-src/ in the tree"
+      fi
+      ;;
+    cost)
+      timeout "$(limit 420)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/cost" --runs 2 \
+        --baseline-kbench "$PWD/baseline-src/build-gpu/kbench" \
+        --repeat-cases tiny_masked_broadcast,relu_20us,relu_500us --cost-cases "" \
+        --extra=--no-compile-baseline > "$R/cost.log" 2>&1
+      at "cost rc=$?"
+      cat "$R/cost/eval_repeatability.md" 2>/dev/null || tail -20 "$R/cost.log"
+      ;;
+    repeat)
+      timeout "$(limit 420)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" --runs 5 \
+        --repeat-cases tiny_masked_broadcast,relu_20us,relu_100us --cost-cases relu_500us \
+        --extra=--no-compile-baseline > "$R/repeat.log" 2>&1
+      at "repeat rc=$?"
+      cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
+      ;;
+    honest-flags)
+      timeout "$(limit 560)" "$K" suite examples/examples.json --only-device cuda --device cuda \
+        --no-compile-baseline --jsonl "$R/honest.jsonl" > "$R/honest-table.txt" 2>&1
+      at "honest suite rc=$? $(grep -E 'as expected' "$R/honest-table.txt" | tail -1)"
+      python3 bench/flag_rates.py "$R/honest.jsonl" --manifest examples/examples.json --messages \
+        --expect-zero off_stream_work,unstable_timing > "$R/flag-rates.txt" 2>&1
+      at "flag rates rc=$?"
+      cat "$R/flag-rates.txt"
+      ;;
+    exploits)
+      timeout "$(limit 560)" python3 tests/gpu/run_exploits.py --kbench "$K" --out "$R/exploits" \
+        > "$R/exploits.txt" 2>&1
+      at "exploits rc=$?"
+      cat "$R/exploits.txt" | tail -40
+      ;;
     *) at "unknown step $step" ;;
   esac
 done

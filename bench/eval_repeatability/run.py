@@ -3,6 +3,9 @@
 Repeatability: the same `kbench eval` run several times in a row (fresh processes each time);
 the coefficient of variation of the reported candidate and reference medians and of the speedup.
 Cost: the measure phase's wall time (`timing.wall_s`) per evaluation, against the kernel's time.
+With --baseline-kbench (another build, e.g. the commit before a change to the timing loop), every
+run of every case is made with both binaries in turn, and the table gives the ratio of their
+measure phases: the baseline is measured in the same run, on the same GPU, minutes apart.
 
 Cases: the seed's masked broadcast at its 18x44 shape (launch-bound, a few µs) and at the
 bundled problem's 16384x4096 (about 190 µs), with examples/cuda/popcorn_broadcast_masked_from_row0.py;
@@ -89,25 +92,51 @@ def main():
     parser.add_argument("--repeat-cases", default="tiny_masked_broadcast,relu_20us,relu_100us")
     parser.add_argument("--cost-cases", default="relu_500us")
     parser.add_argument("--extra", default="", help="extra kbench eval arguments, space-separated")
+    parser.add_argument("--baseline-kbench", default="",
+                        help="a second kbench binary: each run is repeated with it, for the cost ratio")
     args = parser.parse_args()
     out = Path(args.out)
     (out / "problems").mkdir(parents=True, exist_ok=True)
     extra = args.extra.split()
     plan = [(c, args.runs) for c in args.repeat_cases.split(",") if c]
     plan += [(c, 1) for c in args.cost_cases.split(",") if c]
-    results = {}
+    results, baseline = {}, {}
     for name, runs in plan:
         problem, candidate = case_files(name, out / "problems")
-        results[name] = []
+        results[name], baseline[name] = [], []
         for i in range(runs):
+            if args.baseline_kbench:
+                baseline[name].append(evaluate(args.baseline_kbench, problem, candidate,
+                                               out / f"{name}.{i}.baseline.json", extra))
+                print(name, "baseline", json.dumps(baseline[name][-1]), flush=True)
             results[name].append(evaluate(args.kbench, problem, candidate, out / f"{name}.{i}.json", extra))
             print(name, json.dumps(results[name][-1]), flush=True)
-            write(out, extra, results)  # kept if a later run does not finish
-    print(write(out, extra, results))
+            write(out, extra, results, baseline)  # kept if a later run does not finish
+    print(write(out, extra, results, baseline))
 
 
-def write(out, extra, results):
-    (out / "eval_repeatability.json").write_text(json.dumps({"extra": extra, "cases": results}, indent=1))
+def cost_table(results, baseline):
+    """Measure-phase wall time of each case, this build against the baseline's."""
+    lines = ["", "| case | measure phase (median) | baseline's | ratio | candidate samples | baseline's |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, runs in results.items():
+        ours = [r["measure_wall_s"] for r in runs if r.get("status") == "ok" and r.get("measure_wall_s")]
+        theirs = [r["measure_wall_s"] for r in baseline.get(name, [])
+                  if r.get("status") == "ok" and r.get("measure_wall_s")]
+        if not ours or not theirs:
+            lines.append(f"| {name} | - | - | - | - | - |")
+            continue
+        a, b = statistics.median(ours), statistics.median(theirs)
+        n_ours = statistics.median([r.get("candidate_n") or 0 for r in runs if r.get("status") == "ok"])
+        n_theirs = statistics.median([r.get("candidate_n") or 0 for r in baseline[name] if r.get("status") == "ok"])
+        lines.append(f"| {name} | {a:.2f} s | {b:.2f} s | {a / b:.3f} | {n_ours:.0f} | {n_theirs:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(out, extra, results, baseline=None):
+    baseline = baseline or {}
+    (out / "eval_repeatability.json").write_text(
+        json.dumps({"extra": extra, "cases": results, "baseline": baseline}, indent=1))
     lines = ["| case | runs | candidate median (mean of runs) | CV candidate | CV reference | CV speedup "
              "| stop reasons | measure phase wall (median) | evaluation wall (median) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -124,6 +153,8 @@ def write(out, extra, results):
             f"| {fmt(statistics.median([r['measure_wall_s'] for r in ok]) if ok else None, ' s')} "
             f"| {fmt(statistics.median([r['wall_s'] for r in ok]) if ok else None, ' s')} |")
     text = "\n".join(lines) + "\n"
+    if any(baseline.values()):
+        text += cost_table(results, baseline)
     (out / "eval_repeatability.md").write_text(text)
     return text
 

@@ -2,6 +2,9 @@
 
 C never sees trial seeds or reference outputs: it reads inputs from its scratch directory and
 writes its outputs there, nothing else.
+
+The timing loop (measurement.py, timed_inputs.py) is imported here, before any candidate code
+runs: the torch functions it reads outputs with are captured at its import.
 """
 
 import inspect
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from . import runtime, tensor_io
+from . import measurement, runtime, tensor_io  # noqa: F401 - measurement: before any candidate
 from .integrity import ForwardWatch
 from .errors import PhaseError, cuda_error_text, format_traceback, is_sticky_cuda_error, one_line, user_frame
 from .loading import load_candidate, load_problem

@@ -24,7 +24,7 @@ from . import runtime, tensor_io
 from .errors import PhaseError
 from .integrity import perf_counter_ns
 from .own_kernels import own_kernel_names
-from .timed_inputs import InputSource, Sampler, fingerprint, signature
+from .timed_inputs import InputSource, Sampler, dispatch_overrides, fingerprint, signature
 from .tracing import Clocks, Tracer, call_facts
 
 import kbench_native as kn
@@ -203,6 +203,12 @@ class TimingSession:
             answer["method"] = "perf_counter"
         if self.compile_s is not None:
             answer["compile_s"] = self.compile_s
+        if asks and (changed := dispatch_overrides()):
+            raise PhaseError(
+                "incorrect",
+                f"integrity check failed: the candidate registered its own kernel for {', '.join(changed[:3])}, "
+                "an operator the harness runs between timed calls: its code would run there, untimed",
+            )
         if sampler is not None:
             answer["samples"] = self._save_samples(sampler, request)
             answer["signatures"] = signatures
