@@ -15,6 +15,9 @@
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
+#   exploits       GPU tests CudaExploits (the exploit corpus's CUDA entries, the own-kernel-share
+#                  rule on the library-reuse ones) and CudaRules (KernelBench's partial-replacement
+#                  example passes the default rules); about 3-4 minutes, two extensions to build
 #   examples       GPU test CudaExamples: every bundled example on the GPU. About 40 s per CUDA
 #                  example (the suite builds the extensions in parallel first; each evaluation
 #                  then spends 10-17 s building the torch.compile baseline and up to 15 s
@@ -85,6 +88,7 @@ for step in "$@"; do
     problems-check) ctest_step problems-check 200 "CudaProblemsCheck" ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
+    exploits) ctest_step exploits 480 "CudaExploits|CudaRules" ;;
     disassemble)
       timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
