@@ -61,6 +61,10 @@ TEST(CheckCommand, JsonReportCarriesTheVerdicts) {
   EXPECT_TRUE(document["rejected"].get<bool>());
   EXPECT_EQ(document["backend"], "cuda");
   EXPECT_FALSE(document["verdicts"].empty());
+  ASSERT_EQ(document["dynamic_rules"].size(), 1u) << document.dump();
+  EXPECT_EQ(document["dynamic_rules"][0]["rule"], "own-kernel-share");
+  EXPECT_EQ(document["dynamic_rules"][0]["min_share"], 0.01);
+  EXPECT_EQ(document["dynamic_rules"][0]["own_kernels"], nlohmann::json::array({"relu_kernel"}));
   std::filesystem::remove(path);
 }
 

@@ -206,6 +206,14 @@ def test_a_kernel_forward_never_uses_is_rejected():
     assert [v["severity"] for v in hits] == ["reject"] and "decoy" in hits[0]["message"]
 
 
+def test_naming_modelnew_in_forward_does_not_make_its_init_count():
+    source = cuda_candidate("", forward="_ = ModelNew\n        return torch.relu(x)").replace(
+        "class ModelNew(nn.Module):\n",
+        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.kernels = _ext\n")
+    assert [v["severity"] for v in fired(source, "kernel-required")] == ["reject"]
+
+
 @pytest.mark.parametrize("prelude,forward", [
     ("", "return self.ext.run(x) if hasattr(self, 'ext') else _ext.run(x)"),
     ("", "return helper(x)\n\ndef helper(x):\n    return _ext.run(x)"),

@@ -114,8 +114,11 @@ def _reached_code(candidate):
     """What forward reaches (static_analysis's reachable functions), and the module-level
     functions and classes that code names, transitively: a torch.autograd.Function's `apply`,
     a helper passed as a value."""
+    # ModelNew itself is left out: its methods count when forward calls them through `self`,
+    # and naming the class must not make its __init__ (where the extension is bound) count.
     top = {n.name: n for n in candidate.tree.body
-           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           and n is not candidate.modelnew}
     reached = list(candidate.reachable)
     seen = {id(n) for n in reached}
     index = 0
