@@ -15,6 +15,9 @@
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
+#   exploits       GPU tests CudaExploits (the exploit corpus's CUDA entries, the own-kernel-share
+#                  rule on the library-reuse ones) and CudaRules (KernelBench's partial-replacement
+#                  example passes the default rules); about 3-4 minutes, two extensions to build
 #   examples       GPU test CudaExamples: every bundled example on the GPU. About 40 s per CUDA
 #                  example (the suite builds the extensions in parallel first; each evaluation
 #                  then spends 10-17 s building the torch.compile baseline and up to 15 s
@@ -30,8 +33,6 @@
 #   repeat         bench/eval_repeatability: five runs each of three cases (CV of the median)
 #   honest-flags   the CUDA examples as a suite (no compile baseline), then bench/flag_rates.py:
 #                  each flag's rate over the honest corpus and the exploits' statuses
-#   exploits       the CUDA entries of examples/exploits/exploits.json, each evaluated with the
-#                  rules its entry names; a table of status against expectation
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
 # after the start; the device tool stops a call at 600 s).
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
@@ -94,6 +95,7 @@ for step in "$@"; do
     problems-check) ctest_step problems-check 200 "CudaProblemsCheck" ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
+    exploits) ctest_step exploits 480 "CudaExploits|CudaRules" ;;
     disassemble)
       timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
@@ -158,12 +160,6 @@ PY
         --expect-zero off_stream_work,unstable_timing > "$R/flag-rates.txt" 2>&1
       at "flag rates rc=$?"
       cat "$R/flag-rates.txt"
-      ;;
-    exploits)
-      timeout "$(limit 560)" python3 tests/gpu/run_exploits.py --kbench "$K" --out "$R/exploits" \
-        > "$R/exploits.txt" 2>&1
-      at "exploits rc=$?"
-      cat "$R/exploits.txt" | tail -40
       ;;
     *) at "unknown step $step" ;;
   esac

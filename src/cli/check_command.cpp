@@ -3,6 +3,7 @@
 // not run (a bad rules file, a missing candidate, a worker that would not start).
 #include "cli/commands.hpp"
 #include "core/json_io.hpp"
+#include "pipeline/dynamic_rules.hpp"
 #include "pipeline/static_check.hpp"
 
 #include <fmt/format.h>
@@ -52,12 +53,20 @@ int report(const CheckOptions& o, const StaticCheckOutcome& outcome) {
   std::cerr << fmt::format("kbench check: {} verdict(s), {} reject(s) (backend {}, rules {})\n",
                            outcome.verdicts.size(), rejects, body.value("backend", o.backend),
                            body.value("rule_set", "default"));
+  if (const auto share = parse_own_kernel_share(body)) {
+    // Judged on the timing: `kbench check` can only say that the rule set holds it.
+    std::cerr << fmt::format("kbench check: dynamic rule own-kernel-share ({} below {:g} % of the "
+                             "GPU kernel time) is applied by kbench eval on a GPU\n",
+                             share->severity, share->min_share * 100);
+  }
   if (!o.json_path.empty()) {
-    write_json_file(o.json_path, {{"candidate", o.candidate},
-                                  {"backend", body.value("backend", o.backend)},
-                                  {"rule_set", body.value("rule_set", "default")},
-                                  {"rejected", rejects > 0},
-                                  {"verdicts", verdicts}});
+    write_json_file(o.json_path,
+                    {{"candidate", o.candidate},
+                     {"backend", body.value("backend", o.backend)},
+                     {"rule_set", body.value("rule_set", "default")},
+                     {"rejected", rejects > 0},
+                     {"verdicts", verdicts},
+                     {"dynamic_rules", body.value("dynamic_rules", nlohmann::json::array())}});
   }
   return rejects > 0 ? 1 : 0;
 }
@@ -73,7 +82,8 @@ Command register_check_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cuda", "triton", "cpu"}))
       ->capture_default_str();
   command->add_option("--rules", o->rules,
-                      "rule set: a JSON file or a bundled name (default, partial-torch)");
+                      "rule set: a JSON file or a bundled name (default, strict, allow-libraries, "
+                      "partial-torch, structural)");
   command->add_option("--problem", o->problem,
                       "the problem, whose size constants feed shape-specialised");
   command->add_option("--json", o->json_path, "write the verdicts as JSON");

@@ -13,8 +13,9 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
                   "what the static check requires: cuda, triton, cpu or auto (from the source)")
       ->capture_default_str();
   command.add_option("--rules", o.rules,
-                     "static check rule set: a JSON file or a bundled name (default, "
-                     "partial-torch, structural); see docs/static-checks.md");
+                     "rule set (static and dynamic rules): a JSON file or a bundled name "
+                     "(default, strict, allow-libraries, partial-torch, structural); see "
+                     "docs/static-checks.md");
   command.add_option("--world-size", o.world_size,
                      "ranks of a collective problem, one process and GPU each (default: the "
                      "problem's KBENCH_WORLD_SIZE, else 1)");

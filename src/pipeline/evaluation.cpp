@@ -5,6 +5,7 @@
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
+#include "pipeline/dynamic_rules.hpp"
 #include "pipeline/paired_timing.hpp"
 #include "pipeline/problem_checking.hpp"
 #include "pipeline/profiling.hpp"
@@ -149,6 +150,9 @@ private:
     } else {
       m_result.timing.skipped_reason = "timing was turned off (--no-timing)";
     }
+    if (!apply_dynamic_rules()) {
+      return;
+    }
     if (!m_options.profile.empty()) {
       profile(reference, candidate);
     }
@@ -280,11 +284,24 @@ private:
       return false;
     }
     m_result.static_check = std::move(outcome.verdicts);
+    m_own_kernel_share = parse_own_kernel_share(outcome.phase.body);
     if (const std::string rejected = rejections(m_result.static_check); !rejected.empty()) {
       fail(Status::static_rejected, "rejected by the static check: " + rejected);
       return false;
     }
     return true;
+  }
+
+  // The rule set's dynamic rules, on what the timing measured (pipeline/dynamic_rules.hpp).
+  bool apply_dynamic_rules() {
+    if (!m_own_kernel_share) {
+      return true;
+    }
+    const std::string rejected = apply_own_kernel_share(*m_own_kernel_share, m_result);
+    if (!rejected.empty()) {
+      fail(Status::static_rejected, "rejected by the rule set: " + rejected);
+    }
+    return rejected.empty();
   }
 
   fs::path extensions_base() const {
@@ -459,6 +476,7 @@ private:
   const ProgressCallback& m_progress;
   EvalResult m_result;
   std::string m_candidate_source;
+  std::optional<OwnKernelShareRule> m_own_kernel_share; // the rule set's, from the static check
   DeviceChoice m_choice;
   // Declared before m_workers, so that the workers are gone before it removes the directory even
   // where run() did not order them.

@@ -30,13 +30,26 @@ TEST(CheckCommand, FallbackIsRejectedWithItsRuleAndLine) {
   const auto run = run_kbench({"check", repo_path(kFallback)}, false);
   EXPECT_EQ(run.exit_code, 1) << run.stdout_text << run.stderr_text;
   EXPECT_CONTAINS(run.stdout_text, "static_torch_fallback.py:26: reject fallback:");
-  EXPECT_CONTAINS(run.stdout_text, "reject torch-compute-in-forward:");
+  EXPECT_CONTAINS(run.stdout_text, "warn torch-compute-in-forward:"); // KernelBench's policy
+  EXPECT_CONTAINS(run.stderr_text, "dynamic rule own-kernel-share (reject below 1 % of the GPU");
 }
 
-TEST(CheckCommand, PartialTorchRuleSetTurnsTorchComputeIntoAWarning) {
-  const auto run = run_kbench({"check", repo_path(kFallback), "--rules", "partial-torch"}, false);
-  EXPECT_EQ(run.exit_code, 1) << run.stdout_text << run.stderr_text; // the fallback still rejects
-  EXPECT_CONTAINS(run.stdout_text, "warn torch-compute-in-forward:");
+TEST(CheckCommand, StrictRuleSetRejectsTorchCompute) {
+  const auto run = run_kbench({"check", repo_path(kFallback), "--rules", "strict"}, false);
+  EXPECT_EQ(run.exit_code, 1) << run.stdout_text << run.stderr_text;
+  EXPECT_CONTAINS(run.stdout_text, "reject torch-compute-in-forward:");
+  EXPECT_CONTAINS(run.stderr_text, "rules strict");
+}
+
+TEST(CheckCommand, LibraryComputeInTheExtensionRejectsAndAllowLibrariesWarns) {
+  const std::string exploit = repo_path("examples/exploits/28_aten_matmul_in_extension.py");
+  const auto strict = run_kbench({"check", exploit}, false);
+  EXPECT_EQ(strict.exit_code, 1) << strict.stdout_text << strict.stderr_text;
+  EXPECT_CONTAINS(strict.stdout_text, "28_aten_matmul_in_extension.py:24: reject library-compute: "
+                                      "at::matmul is an ATen operator");
+  const auto allowed = run_kbench({"check", exploit, "--rules", "allow-libraries"}, false);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.stdout_text << allowed.stderr_text;
+  EXPECT_CONTAINS(allowed.stdout_text, "warn library-compute:");
 }
 
 TEST(CheckCommand, JsonReportCarriesTheVerdicts) {
@@ -48,6 +61,10 @@ TEST(CheckCommand, JsonReportCarriesTheVerdicts) {
   EXPECT_TRUE(document["rejected"].get<bool>());
   EXPECT_EQ(document["backend"], "cuda");
   EXPECT_FALSE(document["verdicts"].empty());
+  ASSERT_EQ(document["dynamic_rules"].size(), 1u) << document.dump();
+  EXPECT_EQ(document["dynamic_rules"][0]["rule"], "own-kernel-share");
+  EXPECT_EQ(document["dynamic_rules"][0]["min_share"], 0.01);
+  EXPECT_EQ(document["dynamic_rules"][0]["own_kernels"], nlohmann::json::array({"relu_kernel"}));
   std::filesystem::remove(path);
 }
 

@@ -27,7 +27,25 @@ def own_kernel_names_in(text: str) -> list:
 
 
 def own_kernel_names(path) -> list:
-    """The kernel names defined in the candidate file at `path` (none without one)."""
+    """The kernel names defined in the candidate file at `path` and in the source files its
+    `cpp_extension.load(sources=...)` compiles (none without a path)."""
     if not path:
         return []
-    return own_kernel_names_in(Path(path).read_text(encoding="utf-8", errors="replace"))
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    names = set(own_kernel_names_in(text))
+    for loaded in _loaded_sources(text, path):
+        names |= set(own_kernel_names_in(loaded))
+    return sorted(names)
+
+
+def _loaded_sources(text, path):
+    """The texts of the files load() compiles, as the static check reads them."""
+    import ast
+
+    from .static_analysis import Candidate
+
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError:
+        return []
+    return [f["text"] for f in Candidate(tree, text, str(path)).source_files if f["text"]]

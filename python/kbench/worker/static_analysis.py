@@ -9,9 +9,10 @@ dodged by renaming.
 
 import ast
 import re
+from pathlib import Path
 
 # The calls that compile sources, and the keyword arguments that carry them.
-_LOADERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"}
+LOADERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"}
 
 
 class Candidate:
@@ -27,9 +28,10 @@ class Candidate:
         self.modelnew = _class(tree, "ModelNew")
         self.functions = _module_functions(tree)
         self.reachable = _reachable_from_forward(self)
-        self.loader_calls = [c for c in self.calls(tree) if self.qualname(c.func) in _LOADERS]
+        self.loader_calls = [c for c in self.calls(tree) if self.qualname(c.func) in LOADERS]
         self.extension_names = _extension_names(self)
         self.compiled_sources = _compiled_sources(self)
+        self.source_files = _loaded_files(self)
         self.cpp_sources = _cpp_like_strings(self)
 
     def qualname(self, node):
@@ -179,7 +181,7 @@ def _extension_names(candidate):
     names = set()
     for node in ast.walk(candidate.tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            if candidate.qualname(node.value.func) in _LOADERS:
+            if candidate.qualname(node.value.func) in LOADERS:
                 for target in node.targets:
                     for sub in ast.walk(target):
                         if isinstance(sub, ast.Name):
@@ -213,15 +215,77 @@ def _compiled_sources(candidate):
     return compiled
 
 
+def _loaded_files(candidate):
+    """The source files `load(sources=[...])` compiles: [{"path", "text", "line"}], `path` None
+    where the expression is not one the check can work out, `text` None where the file cannot be
+    read. Relative paths are taken from the candidate's directory."""
+    files = []
+    base = Path(candidate.path).resolve().parent if candidate.path else Path.cwd()
+    for call in candidate.loader_calls:
+        node = _keyword(call, "sources", 1)
+        if node is None or candidate.qualname(call.func).endswith("load_inline"):
+            continue
+        items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+        for item in items:
+            value = _path_value(candidate, item)
+            entry = {"path": None, "text": None, "line": item.lineno}
+            if value is not None:
+                path = Path(value) if Path(value).is_absolute() else base / value
+                entry["path"] = str(path)
+                try:
+                    entry["text"] = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    pass
+            files.append(entry)
+    return files
+
+
+_PATH_CALLS = {"os.path.join", "os.path.dirname", "os.path.abspath", "os.path.realpath",
+               "os.fspath", "str", "pathlib.Path", "pathlib.PurePath", "Path"}
+
+
+def _path_value(candidate, node):
+    """The path a `sources` element names: string literals and constants, `__file__`,
+    os.path.join/dirname/abspath, Path(...), `.parent`, `/`, `.resolve()`; else None."""
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return str(Path(candidate.path).resolve()) if candidate.path else None
+    if isinstance(node, (ast.Constant, ast.Name, ast.JoinedStr)) or (
+            isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        return candidate.string_value(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _path_value(candidate, node.left), _path_value(candidate, node.right)
+        return str(Path(left) / right) if left is not None and right is not None else None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_value(candidate, node.value)
+        return str(Path(inner).parent) if inner is not None else None
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute"):
+        return _path_value(candidate, node.func.value)
+    name = candidate.qualname(node.func) or ""
+    if name not in _PATH_CALLS and name.split(".")[-1] != "Path":
+        return None
+    parts = [_path_value(candidate, a) for a in node.args]
+    if not parts or any(p is None for p in parts):
+        return None
+    if name == "os.path.join":
+        return str(Path(*parts))
+    if name == "os.path.dirname":
+        return str(Path(parts[0]).parent)
+    return parts[0] if len(parts) == 1 else str(Path(*parts))
+
+
 _CPP_MARKERS = re.compile(r"__global__|#\s*include|#\s*define|<<<")
 
 
 def _cpp_like_strings(candidate):
-    """Every C++/CUDA text the candidate carries: what loaders compile, and module-level
-    strings that look like C++ (they may be compiled by a path we do not recognise)."""
+    """Every C++/CUDA text the candidate carries: what loaders compile (strings and the files
+    load() names), and module-level strings that look like C++ (they may be compiled by a path
+    we do not recognise)."""
     texts = []
     for entry in candidate.compiled_sources:
         texts.extend(t for t in (entry["cpp"], entry["cuda"]) if t)
+    texts.extend(f["text"] for f in candidate.source_files if f["text"])
     for node in ast.walk(candidate.tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if _CPP_MARKERS.search(node.value) and node.value not in texts:

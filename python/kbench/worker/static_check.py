@@ -4,6 +4,10 @@ evaluation", step 1; docs/static-checks.md).
 Each verdict has a rule id, a severity (`reject` or `warn`), a message and the line it points
 at. The rules are code (the static_rules package); which of them run and how severe they are
 is data: a rule set, python/kbench/rules/<name>.json, `default` unless the request names another.
+
+A rule set also holds dynamic rules (DYNAMIC_RULES), which judge what the timing measured: this
+module validates them and hands them on with the answer (`dynamic_rules`), and the orchestrator
+applies them after timing (src/pipeline/dynamic_rules.cpp).
 """
 
 import ast
@@ -11,6 +15,7 @@ import json
 from pathlib import Path
 
 from . import static_rules as rules
+from .own_kernels import own_kernel_names_in
 from .static_analysis import Candidate, problem_constants
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
@@ -65,8 +70,16 @@ RULES = {
     "stream-without-join": (rules.rule_stream_without_join, ("joined_severity",)),
     "lazy-output": (rules.rule_lazy_output, ()),
     "kernel-required": (rules.rule_kernel_required, ("backends",)),
+    "library-compute": (rules.rule_library_compute, ()),
     "precision-downgrade": (rules.rule_precision_downgrade, ()),
     "shape-specialised": (rules.rule_shape_specialised, ()),
+}
+
+# Rule id -> the options it accepts besides "severity". Judged after timing, by the orchestrator.
+# own-kernel-share: the candidate's own kernels' share of its GPU kernel time must be at least
+# `min_share` (docs/static-checks.md, "Dynamic rules", says why 1 %).
+DYNAMIC_RULES = {
+    "own-kernel-share": ("min_share",),
 }
 
 
@@ -107,17 +120,22 @@ def load_rule_set(spec=None, _seen=()):
 
 
 def _validated_rule(path, rule_id, options):
-    if rule_id not in RULES:
+    if rule_id not in RULES and rule_id not in DYNAMIC_RULES:
         raise RuleSetError(f"rule set {path}: unknown rule id '{rule_id}' (known: "
-                           f"{', '.join(sorted(RULES))})")
+                           f"{', '.join(sorted(set(RULES) | set(DYNAMIC_RULES)))})")
     if not isinstance(options, dict) or options.get("severity") not in SEVERITIES:
         raise RuleSetError(f"rule set {path}: rule '{rule_id}' needs \"severity\": one of "
                            f"{', '.join(SEVERITIES)}")
-    allowed = ("severity",) + RULES[rule_id][1]
+    allowed = ("severity",) + (RULES[rule_id][1] if rule_id in RULES else DYNAMIC_RULES[rule_id])
     for key in options:
         if key not in allowed:
             raise RuleSetError(f"rule set {path}: rule '{rule_id}' has unknown option '{key}' "
                                f"(it takes: {', '.join(allowed)})")
+    share = options.get("min_share", 0.0)
+    if rule_id in DYNAMIC_RULES and (isinstance(share, bool) or not isinstance(share, (int, float))
+                                     or not 0 <= share <= 1):
+        raise RuleSetError(f"rule set {path}: rule '{rule_id}': min_share must be a number from 0 "
+                           f"to 1 (a share of GPU kernel time; 0.01 is 1 %), not {share!r}")
     if options.get("joined_severity", "warn") not in SEVERITIES:
         raise RuleSetError(f"rule set {path}: rule '{rule_id}': joined_severity must be one of "
                            f"{', '.join(SEVERITIES)}")
@@ -133,13 +151,14 @@ def _validated_rule(path, rule_id, options):
 
 
 def analyse(source, path, backend="auto", rule_set=None, problem=None):
-    """{"backend": resolved backend, "rule_set": name, "verdicts": [...]} for one candidate.
-    A syntax error is reported by the compile stage, not here."""
+    """{"backend": resolved backend, "rule_set": name, "verdicts": [...], "dynamic_rules": [...]}
+    for one candidate. A syntax error is reported by the compile stage, not here."""
     rule_set = rule_set if isinstance(rule_set, dict) else load_rule_set(rule_set)
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError:
-        return {"backend": backend, "rule_set": rule_set["name"], "verdicts": []}
+        return {"backend": backend, "rule_set": rule_set["name"], "verdicts": [],
+                "dynamic_rules": _dynamic_rules(rule_set, [])}
     constants = {}
     if problem:
         constants = problem_constants(Path(problem).read_text(encoding="utf-8", errors="replace"))
@@ -150,10 +169,20 @@ def analyse(source, path, backend="auto", rule_set=None, problem=None):
         raise RuleSetError(f"unknown backend '{backend}' (one of auto, {', '.join(BACKENDS)})")
     verdicts = []
     for rule_id, options in rule_set["rules"].items():
-        if options["severity"] != "off":
+        if options["severity"] != "off" and rule_id in RULES:
             verdicts.extend(_run_rule(rule_id, options, candidate, backend))
     verdicts.sort(key=lambda v: (v["line"] or 0, v["rule"]))
-    return {"backend": backend, "rule_set": rule_set["name"], "verdicts": verdicts}
+    own = sorted({n for t in [source] + candidate.cpp_sources for n in own_kernel_names_in(t)})
+    return {"backend": backend, "rule_set": rule_set["name"], "verdicts": verdicts,
+            "dynamic_rules": _dynamic_rules(rule_set, own)}
+
+
+def _dynamic_rules(rule_set, own_kernels):
+    """The rule set's dynamic rules that are on, for the orchestrator, each with the kernel names
+    the candidate's source declares (what the own-kernel share counts as its own)."""
+    return [dict(options, rule=rule_id, rule_set=rule_set["name"], own_kernels=own_kernels)
+            for rule_id, options in rule_set["rules"].items()
+            if rule_id in DYNAMIC_RULES and options["severity"] != "off"]
 
 
 def _run_rule(rule_id, options, candidate, backend):

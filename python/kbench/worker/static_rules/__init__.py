@@ -6,12 +6,14 @@ set (python/kbench/rules/*.json) gives its severity. Rules look at qualified nam
 
 One module per kind of exploit, each with its own name tables: torch_compute (PyTorch doing the
 work), tampering (patching, introspection), concurrency_io, streams (side streams, lazy outputs),
-kernels (the kernel required, the backend, precision), shapes. This package re-exports what
+kernels (the kernel required, the backend, precision), library_compute (ATen and
+vendor libraries called from the extension's C++), shapes. This package re-exports what
 static_check.py uses, so its RULES table names `rules.rule_*` whatever module a rule lives in.
 """
 
 from .concurrency_io import rule_concurrency_and_io
 from .kernels import _REQUIREMENTS, infer_backend, rule_kernel_required, rule_precision_downgrade
+from .library_compute import rule_library_compute
 from .shapes import rule_shape_specialised
 from .streams import rule_lazy_output, rule_stream_without_join
 from .tampering import rule_introspection, rule_patching
@@ -25,6 +27,7 @@ __all__ = [
     "rule_introspection",
     "rule_kernel_required",
     "rule_lazy_output",
+    "rule_library_compute",
     "rule_patching",
     "rule_precision_downgrade",
     "rule_reference_reuse",

@@ -1,12 +1,13 @@
-"""Rules on the kernel itself: the backend's kind of kernel must exist (exploits 1, 2), with the
-backend inferred when not given, and a lower precision than the reference's is flagged (13).
+"""Rules on the kernel itself: the backend's kind of kernel must exist and forward must use it
+(exploits 1, 2: no kernel, a decoy), with the backend inferred when not given, and a lower
+precision than the reference's is flagged (13).
 docs/static-checks.md has the table.
 """
 
 import ast
 import re
 
-from ..static_analysis import string_line
+from ..static_analysis import LOADERS, string_line
 
 # ---------------------------------------------------------------- kernel required
 
@@ -56,11 +57,79 @@ def _meets(candidate, requirement):
 def rule_kernel_required(candidate, options):
     backend = options["backend"]
     requirement = options.get("backends", {}).get(backend, "none")
-    if _meets(candidate, requirement):
-        return []
     line = candidate.modelnew.lineno if candidate.modelnew else None
-    return [(line, f"backend {backend} needs {_REQUIREMENTS[requirement]}; none was found, so "
-             "no custom kernel would run")]
+    if not _meets(candidate, requirement):
+        return [(line, f"backend {backend} needs {_REQUIREMENTS[requirement]}; none was found, so "
+                 "no custom kernel would run")]
+    if requirement == "none" or candidate.modelnew is None or _forward_uses_own_code(candidate):
+        return []
+    what = "@triton.jit function" if requirement == "triton-jit" else "compiled extension"
+    return [(line, f"forward never uses the {what} it defines (nor does anything forward calls): "
+             "a kernel that is never launched is a decoy and torch does the work; call your "
+             "kernel from forward")]
+
+
+def _forward_uses_own_code(candidate):
+    """Whether the code forward reaches names the candidate's own compiled code: a name bound to
+    what load_inline/load returned (through aliases and `self.` attributes), a loader call, a
+    @triton.jit function, or torch.ops when the extension registers operators there."""
+    own = set(candidate.extension_names) | {k.name for k in _triton_kernels(candidate)}
+    _bound_to(candidate, own)
+    registers_ops = any("TORCH_LIBRARY" in t for t in candidate.cpp_sources)
+    for node in _reached_code(candidate):
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id in own:
+                return True
+            if isinstance(sub, ast.Attribute) and sub.attr in own:
+                return True
+            if isinstance(sub, ast.Call) and candidate.qualname(sub.func) in LOADERS:
+                return True
+            if registers_ops and (candidate.qualname(sub) or "").startswith("torch.ops."):
+                return True
+    return False
+
+
+def _bound_to(candidate, names):
+    """Adds to `names` the names and `self.` attributes assigned from one of them (`run =
+    _ext.run`, `self.ext = _ext`), until nothing changes."""
+    assignments = [n for n in ast.walk(candidate.tree) if isinstance(n, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assignments:
+            mentioned = {s.id for s in ast.walk(node.value) if isinstance(s, ast.Name)}
+            mentioned |= {s.attr for s in ast.walk(node.value) if isinstance(s, ast.Attribute)}
+            if not mentioned & names:
+                continue
+            for target in node.targets:
+                for sub in ast.walk(target):
+                    name = sub.id if isinstance(sub, ast.Name) else (
+                        sub.attr if isinstance(sub, ast.Attribute) else None)
+                    if name and name not in names and name != "self":
+                        names.add(name)
+                        changed = True
+
+
+def _reached_code(candidate):
+    """What forward reaches (static_analysis's reachable functions), and the module-level
+    functions and classes that code names, transitively: a torch.autograd.Function's `apply`,
+    a helper passed as a value."""
+    # ModelNew itself is left out: its methods count when forward calls them through `self`,
+    # and naming the class must not make its __init__ (where the extension is bound) count.
+    top = {n.name: n for n in candidate.tree.body
+           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           and n is not candidate.modelnew}
+    reached = list(candidate.reachable)
+    seen = {id(n) for n in reached}
+    index = 0
+    while index < len(reached):
+        for sub in ast.walk(reached[index]):
+            target = top.get(sub.id) if isinstance(sub, ast.Name) else None
+            if target is not None and id(target) not in seen:
+                seen.add(id(target))
+                reached.append(target)
+        index += 1
+    return reached
 
 
 # ---------------------------------------------------------------- precision downgrade
