@@ -48,7 +48,7 @@ std::filesystem::path outputs_dir(const std::string& side) {
 PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate,
                               double throttle_recovery_s = 0,
                               std::optional<double> peak_bandwidth = std::nullopt,
-                              double cap_s = 0.2) {
+                              double cap_s = 0.6) {
   PairedTimingSetup setup;
   setup.reference_dir = outputs_dir("reference");
   setup.candidate_dir = outputs_dir("candidate");
