@@ -86,9 +86,9 @@ class ReferenceSession:
         of inputs with the first trial's shapes and fresh data, each with the reference's
         outputs so that timed calls can be spot-checked. As many as `pool_size`, fewer when they
         would take more than a fifth of the device's memory (2 GiB at most)."""
-        import kbench_native
-
         from kernelbench import popcorn_random_inputs
+
+        from .native import kn as kbench_native
 
         shape_seed = self.first_seed
         model, first = self.kept
