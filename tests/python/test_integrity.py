@@ -102,7 +102,7 @@ def test_a_method_swapped_in_place_from_cpp_is_seen_by_its_fingerprint():
         found = integrity.api_problems()
     finally:
         ml_meth.value = saved
-    assert any("is_neg" in f and "swapped in place" in f for f in found), found
+    assert any("swapped the implementation of" in f and "is_neg" in f for f in found), found
     assert integrity.api_problems() == []
 
 
@@ -113,7 +113,7 @@ def test_a_kernel_registered_over_an_aten_operator_is_seen():
         found = integrity.api_problems()
     finally:
         library._destroy()
-    assert found == ["the dispatcher's kernels for aten::clone (a kernel registered over torch's)"]
+    assert found == ["registered a kernel over aten::clone, one of torch's own operators"]
     assert integrity.api_problems() == []
 
 
@@ -128,15 +128,7 @@ def test_a_torch_function_mode_left_active_is_seen():
         found = integrity.api_problems()
     finally:
         mode.__exit__(None, None, None)
-    assert any("torch function mode" in f for f in found), found
-
-
-def test_torch_compile_and_dynamo_change_nothing_the_check_watches():
-    import torch._dynamo  # wraps torch.manual_seed: accepted as torch's own wrapper
-
-    compiled = torch.compile(lambda x: (x.relu() + 1).clone())
-    compiled(torch.randn(16))
-    assert integrity.api_problems() == []
+    assert found == ["left a torch function mode active (torch.overrides.TorchFunctionMode)"]
 
 
 def test_the_check_costs_a_few_milliseconds():
@@ -372,3 +364,15 @@ def test_captured_names_the_timing_loop_uses():
     assert tuple(captured.shape(captured.flatten(t))) == (12,)
     assert captured.device(captured.cpu(t)).type == "cpu"
     assert captured.equal(captured.reshape(t, (4, 3)), t.reshape(4, 3))
+
+
+# ---------------------------------------------------------------- last: torch.compile leaves worker threads
+
+
+def test_torch_compile_and_dynamo_change_nothing_the_check_watches():
+    # Last in this file: inductor's compile workers stay behind in this process.
+    import torch._dynamo  # wraps torch.manual_seed: accepted as torch's own wrapper
+
+    compiled = torch.compile(lambda x: (x.relu() + 1).clone())
+    compiled(torch.randn(16))
+    assert integrity.api_problems() == []

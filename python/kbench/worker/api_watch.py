@@ -160,7 +160,8 @@ class Snapshot:
             self._fingerprint(added)
 
     def changes(self):
-        """Names of what was replaced since the snapshot; [] when nothing was."""
+        """What changed since the snapshot: the dotted names of replaced attributes, then
+        clauses for the rest ("registered a kernel over aten::clone, ..."); [] when nothing."""
         found = []
         for owner in self.owners:
             found += owner.changed()
@@ -171,11 +172,11 @@ class Snapshot:
                 found += owner.changed()
         now = kn.api_fingerprints(self.objects)
         if not found and now != self.fingerprints:
-            found += [_describe(obj) + " (its implementation, swapped in place)"
+            found += [f"swapped the implementation of {_describe(obj)} in place"
                       for obj, a, b in zip(self.objects, self.fingerprints, now) if a != b]
         for op, table in self.operators.items():
             if _dispatch_table(op) != table:
-                found.append(f"the dispatcher's kernels for {op} (a kernel registered over torch's)")
+                found.append(f"registered a kernel over {op}, one of torch's own operators")
         found += installed_hooks()
         return list(dict.fromkeys(found))  # a class shared by two MROs is named once
 
@@ -184,18 +185,18 @@ def installed_hooks():
     """Hooks that run code inside every torch call or every Python call the harness makes."""
     found = []
     if torch._C._len_torch_function_stack():
-        found.append("a torch function mode left active (torch.overrides.TorchFunctionMode)")
+        found.append("left a torch function mode active (torch.overrides.TorchFunctionMode)")
     if torch._C._len_torch_dispatch_stack():
-        found.append("a torch dispatch mode left active (TorchDispatchMode)")
+        found.append("left a torch dispatch mode active (TorchDispatchMode)")
     if sys.gettrace() is not None:
-        found.append("sys.settrace")
+        found.append("installed a trace function (sys.settrace)")
     if sys.getprofile() is not None:
-        found.append("sys.setprofile")
+        found.append("installed a profile function (sys.setprofile)")
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         tools = [t for t in range(6) if monitoring.get_tool(t) is not None]
         if tools:
-            found.append(f"sys.monitoring tool(s) {tools}")
+            found.append(f"registered sys.monitoring tool(s) {tools}")
     return found
 
 

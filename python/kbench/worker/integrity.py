@@ -109,8 +109,10 @@ def api_problems():
 def _check_api(label):
     found = api_problems()
     if found:
+        replaced = [f for f in found if " " not in f]  # dotted attribute names
+        clauses = ([f"replaced {_names(replaced)}"] if replaced else []) + [f for f in found if " " in f]
         raise _fail(
-            f"{label}: the candidate replaced {_names(found)}; torch's API, the timing and checking "
+            f"{label}: the candidate {'; '.join(clauses[:4])}; torch's API, the timing and checking "
             "functions and the harness's modules are the harness's"
         )
     if native.attempts:

@@ -20,7 +20,7 @@ import kbench_native as kn  # the one by-name import: before any problem or cand
 
 NAME = "kbench_native"
 
-# (who, how) of every refused attempt, oldest first; read by integrity.seal_problems().
+# How each refused attempt was made, oldest first; integrity.py reports any.
 attempts = []
 
 
