@@ -312,8 +312,10 @@ bool allowed_for(WorkerRole role, Status status) {
   case WorkerRole::reference:
     return true;
   case WorkerRole::compile:
+    // incorrect: an integrity failure while the candidate loads (it imported kbench_native).
     return status == Status::compile_error || status == Status::runtime_error ||
-           status == Status::crashed || status == Status::unsupported;
+           status == Status::crashed || status == Status::unsupported ||
+           status == Status::incorrect;
   case WorkerRole::candidate:
     return status == Status::runtime_error || status == Status::crashed ||
            status == Status::incorrect || status == Status::compile_error ||

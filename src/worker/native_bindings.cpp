@@ -4,6 +4,7 @@
 #include "worker/native_bindings.hpp"
 
 #include "core/seeding.hpp"
+#include "worker/native_integrity_bindings.hpp"
 #include "worker/native_measure_bindings.hpp"
 
 #include <string>
@@ -35,6 +36,7 @@ void bind_native_module(py::module_& module) {
       },
       py::arg("base_seed"), py::arg("stream"), py::arg("index"));
   bind_measure_module(module);
+  bind_integrity_module(module);
 }
 
 } // namespace kbench::worker

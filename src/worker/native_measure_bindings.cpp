@@ -110,6 +110,9 @@ void bind_measure_module(py::module_& module) {
       "cupti_stop", [] { CuptiTracer::instance().stop(); },
       "Disable the records; what completed stays for the next flush");
   module.def(
+      "cupti_started", [] { return CuptiTracer::instance().started(); },
+      "Whether the records are enabled (between cupti_start and cupti_stop)");
+  module.def(
       "cupti_flush",
       [] {
         flush_into_latest();

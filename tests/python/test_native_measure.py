@@ -6,8 +6,9 @@ rather than raise or crash; on a GPU machine those checks are skipped.
 
 import ctypes
 
-import kbench_native
 import pytest
+
+from kbench.worker.native import kn as kbench_native
 
 
 def _gpu_present():

@@ -6,10 +6,10 @@ torch.manual_seed(seed) for contents.
 
 import math
 
-import kbench_native
 import pytest
 import torch
 
+from kbench.worker.native import kn as kbench_native
 from kernelbench import popcorn_random_inputs as pri
 
 KNOBS = (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from . import measurement, runtime, tensor_io  # noqa: F401 - measurement: before any candidate
+from . import integrity, measurement, runtime, tensor_io  # noqa: F401 - measurement: before any candidate
 from .integrity import ForwardWatch
 from .errors import PhaseError, cuda_error_text, format_traceback, is_sticky_cuda_error, one_line, user_frame
 from .loading import load_candidate, load_problem
@@ -31,8 +31,17 @@ def _signature_error(what, callable_, args, exc, path):
     )
 
 
+# Taken when this module is imported, before the candidate loads: a candidate that replaces
+# ForwardWatch.check does not switch the check off.
+_forward_watch_check = ForwardWatch.check
+
+
 def runtime_failure(exc, path, during):
-    """A candidate exception as a PhaseError: a CUDA fault is a crash, anything else a runtime error."""
+    """A candidate exception as a PhaseError: a CUDA fault is a crash, an import of kbench's own
+    module an integrity failure, anything else a runtime error."""
+    refused = integrity.refused_import(exc, f"{path} while {during}")
+    if refused is not None:
+        return refused
     if is_sticky_cuda_error(exc):
         return PhaseError(
             "crashed",
@@ -57,6 +66,7 @@ class CandidateSession:
         self.path = str(Path(request["candidate"]).resolve())
         self.dtype = runtime.precision_dtype(request.get("precision", "fp32"))
         os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
+        integrity.warm_up(self.device)
         # The problem, before the candidate: its get_inputs() draws the timed calls' inputs here
         # (timed_inputs.py), so that no input set exists before the call that uses it.
         self.problem_path = request.get("problem")
@@ -119,5 +129,5 @@ class CandidateSession:
             outputs = tensor_io.flatten_outputs(output, "ModelNew")
         except TypeError as exc:
             raise PhaseError("incorrect", f"{label}: {exc}")
-        watch.check(outputs, label)
-        return outputs
+        # The outputs as they were when forward returned: what a thread writes later is not kept.
+        return _forward_watch_check(watch, outputs, label)

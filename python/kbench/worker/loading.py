@@ -4,6 +4,9 @@ import sys
 import types
 from pathlib import Path
 
+# First: the integrity module seals kbench_native and snapshots torch's API before any problem or
+# candidate file runs (integrity.py).
+from . import integrity
 from .errors import PhaseError, first_compiler_error, format_traceback, one_line, user_frame
 
 
@@ -39,12 +42,18 @@ def exec_module(path, module_name, role, inject=None, failure_status="compile_er
     if inject:
         module.__dict__.update(inject)
     sys.modules[module_name] = module
+    integrity.before_foreign_code()
     try:
         exec(code, module.__dict__)
     except PhaseError:
         raise
     except BaseException as exc:  # SystemExit too: a file that exits on import is broken
         log = format_traceback(exc)
+        where = user_frame(exc, path)
+        at = f"{path}:{where[0]}" if where else str(path)
+        refused = integrity.refused_import(exc, at) if role == "candidate" else None
+        if refused is not None:
+            raise refused
         if "Error building extension" in str(exc):
             first = first_compiler_error(str(exc)) or one_line(exc)
             raise PhaseError(
@@ -52,8 +61,6 @@ def exec_module(path, module_name, role, inject=None, failure_status="compile_er
                 f"{path}: the kernel did not compile: {first}",
                 details={"log": str(exc), "first_error": first},
             )
-        where = user_frame(exc, path)
-        at = f"{path}:{where[0]}" if where else str(path)
         raise PhaseError(
             failure_status if role == "candidate" else "harness_error",
             f"{at}: the {role} failed while loading: {one_line(exc)}",

@@ -20,14 +20,14 @@ import time
 
 import torch
 
-from . import runtime, tensor_io
+from . import integrity, runtime, tensor_io
 from .errors import PhaseError
 from .integrity import perf_counter_ns
 from .own_kernels import own_kernel_names
 from .timed_inputs import InputSource, Sampler, dispatch_overrides, fingerprint, signature
 from .tracing import Clocks, Tracer, call_facts
 
-import kbench_native as kn
+from .native import kn
 
 _Event = torch.cuda.Event
 _event_record = torch.cuda.Event.record
@@ -143,6 +143,8 @@ class TimingSession:
                 answer["memory"] = self._memory(model)
             if not asks and request.get("check_inputs"):
                 self.check_reproducible(seeds[0])
+            # The candidate's process: threads it leaves running, patches, tracing stopped.
+            watch = integrity.BlockWatch() if asks else None
             clock_before = self.clocks.read()
             windows, events = [], []
             seed = self._ask(0)["seed"] if asks else seeds[0]
@@ -186,6 +188,8 @@ class TimingSession:
                     if self.output_bytes is None:
                         self.output_bytes = _bytes(outputs)
                 del output
+            if watch is not None:
+                watch.check(f"timed block {request.get('block', 0)}")
             clock_after = self.clocks.read()
         readings = [c for c in (clock_before, clock_after) if c]
         answer["sm_mhz"] = [c["sm_mhz"] for c in readings]

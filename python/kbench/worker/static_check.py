@@ -67,6 +67,7 @@ RULES = {
     "patching": (rules.rule_patching, ()),
     "concurrency-and-io": (rules.rule_concurrency_and_io, ()),
     "introspection": (rules.rule_introspection, ()),
+    "harness-import": (rules.rule_harness_import, ()),
     "stream-without-join": (rules.rule_stream_without_join, ("joined_severity",)),
     "lazy-output": (rules.rule_lazy_output, ()),
     "kernel-required": (rules.rule_kernel_required, ("backends",)),

@@ -12,8 +12,7 @@ import time
 import torch
 
 from . import runtime
-
-import kbench_native as kn
+from .native import kn
 
 
 class Tracer:

@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-kn = pytest.importorskip("kbench_native")
+kn = pytest.importorskip("kbench.worker.native").kn
 from kbench.worker.tracing import Tracer  # noqa: E402
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no usable GPU: skipped")
 

@@ -16,7 +16,7 @@ from .kernels import _REQUIREMENTS, infer_backend, rule_kernel_required, rule_pr
 from .library_compute import rule_library_compute
 from .shapes import rule_shape_specialised
 from .streams import rule_lazy_output, rule_stream_without_join
-from .tampering import rule_introspection, rule_patching
+from .tampering import rule_harness_import, rule_introspection, rule_patching
 from .torch_compute import rule_fallback, rule_reference_reuse, rule_torch_compute
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "infer_backend",
     "rule_concurrency_and_io",
     "rule_fallback",
+    "rule_harness_import",
     "rule_introspection",
     "rule_kernel_required",
     "rule_lazy_output",

@@ -3,7 +3,9 @@
 """
 
 import ast
+import re
 
+from ..static_analysis import string_line
 from ._common import imported_modules
 
 # ---------------------------------------------------------------- concurrency and I/O
@@ -24,6 +26,12 @@ _PATH_IO_METHODS = {"read_text", "write_text", "read_bytes", "write_bytes", "unl
                     "rename", "replace", "touch", "iterdir", "glob", "rglob"}
 
 
+# Threads and processes the candidate's C++ would start itself. OpenMP (#pragma omp) is not
+# here: its parallel regions end before the function returns.
+_CPP_THREADS = re.compile(r"\b(std::j?thread\b(?!::)|std::async\b|pthread_create\b|posix_spawnp?\b|"
+                          r"popen\b)")
+
+
 def rule_concurrency_and_io(candidate, options):
     findings = []
     for node in ast.walk(candidate.tree):
@@ -36,7 +44,13 @@ def rule_concurrency_and_io(candidate, options):
             message = _io_call_message(candidate, node)
             if message:
                 findings.append((node.lineno, message))
-    return findings
+    for text in candidate.cpp_sources:
+        for match in _CPP_THREADS.finditer(text):
+            what = match.group(1)
+            findings.append((string_line(candidate, text, match.start()),
+                             f"{what} in C++: a thread or process the candidate starts can work "
+                             "after forward returns, outside the timed call; not allowed"))
+    return list(dict.fromkeys(findings))
 
 
 def _banned_module(module):

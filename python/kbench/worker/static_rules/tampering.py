@@ -1,6 +1,7 @@
-"""Rules against tampering with the harness: patching torch, timers or kbench (exploit 9), and
-introspection that walks frames, the heap or raw memory to find the reference's tensors (4, 9,
-11). docs/static-checks.md has the table.
+"""Rules against tampering with the harness: patching torch, timers or kbench from Python or
+from C++ (exploit 9), importing kbench's own modules (9), and introspection that walks frames,
+the heap or raw memory to find the reference's tensors (4, 9, 11). docs/static-checks.md has
+the table.
 """
 
 import ast
@@ -33,7 +34,70 @@ def rule_patching(candidate, options):
                 message = _patch_target_message(candidate, node.args[0], whole=True)
                 if message:
                     findings.append((node.lineno, f"{node.func.id}() " + message))
+    for text in candidate.cpp_sources:
+        findings += _cpp_patching(candidate, text)
     return findings
+
+
+# C++ that writes into Python objects it did not create: an attribute of a module it imported
+# (`py::module_::import("torch").attr("Tensor").attr("detach") = ...`), setattr through the C
+# API or pybind11, a type's dictionary or a method table, or kernels registered over ATen's own
+# operators. A torch extension needs none of these: it defines functions (m.def, load_inline's
+# `functions=`) and its own operators (TORCH_LIBRARY of its own namespace).
+_CPP_PATCHING = re.compile(
+    r"\b(PyObject_SetAttr\w*|PyObject_GenericSetAttr|PyObject_DelAttr\w*|PyType_Modified|tp_dict|"
+    r"ml_meth|d_method|tp_richcompare|tp_as_number|py::setattr|pybind11::setattr|"
+    r"TORCH_LIBRARY_IMPL\s*\(\s*(?:aten|_)\b|TORCH_LIBRARY_FRAGMENT\s*\(\s*aten\b)"
+)
+_CPP_IMPORTS = re.compile(r"(?:module_|module)::import\s*\(|PyImport_\w+\s*\(")
+_CPP_ATTR_ASSIGN = re.compile(r"\.attr\(\s*\"[^\"]*\"\s*\)\s*=(?!=)")
+
+
+def _cpp_patching(candidate, text):
+    findings = []
+    for match in _CPP_PATCHING.finditer(text):
+        findings.append((string_line(candidate, text, match.start()),
+                         f"{match.group(1).split('(')[0].strip()} in C++: replacing Python attributes, "
+                         "method tables or ATen's kernels is patching; do not"))
+    if _CPP_IMPORTS.search(text):
+        for match in _CPP_ATTR_ASSIGN.finditer(text):
+            findings.append((string_line(candidate, text, match.start()),
+                             "C++ imports a Python module and assigns one of its attributes "
+                             f"({match.group(0).rstrip('= ')}): patching torch or the harness is "
+                             "not allowed"))
+    return findings
+
+
+# ---------------------------------------------------------------- kbench's own modules
+
+_HARNESS_NAME = re.compile(r"(?:kbench_native|kbench)(?:\.[\w.]*)?")
+_CPP_HARNESS_NAME = re.compile(r"\bkbench_native\b|\"kbench(?:\.[\w.]*)?\"")
+
+
+def rule_harness_import(candidate, options):
+    """kbench_native (which controls the timing's tracing) and the kbench package are the
+    harness's: a candidate imports neither, names neither in a string (sys.modules[...],
+    importlib), nor reaches them from C++."""
+    findings = []
+    for node in ast.walk(candidate.tree):
+        for module in imported_modules(node):
+            if module.split(".")[0] in ("kbench", "kbench_native"):
+                findings.append((node.lineno, f"imports {module}: kbench's own modules (kbench_native "
+                                 "controls the timing's tracing) are not for candidates"))
+                break
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                _HARNESS_NAME.fullmatch(node.value.strip()):
+            findings.append((node.lineno, f"names {node.value.strip()!r}: kbench's own modules are not "
+                             "for candidates"))
+    for text in candidate.cpp_sources:
+        for match in _CPP_HARNESS_NAME.finditer(text):
+            findings.append((string_line(candidate, text, match.start()),
+                             f"C++ names {match.group(0)}: kbench's own modules are not for candidates"))
+    return _unique(findings)
+
+
+def _unique(findings):
+    return list(dict.fromkeys(findings))
 
 
 def _patch_target_message(candidate, target, whole=False):
