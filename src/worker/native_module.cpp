@@ -8,13 +8,18 @@ PYBIND11_EMBEDDED_MODULE(kbench_native, module) {
   kbench::worker::bind_native_module(module);
   // Only the worker has a request channel: the timed blocks' per-call exchange.
   module.def(
-      "converse",
-      [](const std::string& message) -> std::string {
-        const auto answer = kbench::worker::converse(message);
-        if (!answer) {
+      "interim_send",
+      [](const std::string& message) {
+        if (!kbench::worker::send_interim(message)) {
           throw std::runtime_error("the orchestrator closed the request channel");
         }
-        return *answer;
       },
       pybind11::arg("message"));
+  module.def("interim_receive", []() -> std::string {
+    const auto answer = kbench::worker::receive_interim();
+    if (!answer) {
+      throw std::runtime_error("the orchestrator closed the request channel");
+    }
+    return *answer;
+  });
 }

@@ -13,7 +13,7 @@ namespace kbench::worker {
 namespace {
 
 // The request channel: stdin in, the response fd out. One per process, shared by `serve` and by
-// `converse`, which reads the orchestrator's interim answers through the same buffer.
+// `receive_interim`, which reads the orchestrator's interim answers through the same buffer.
 struct Channel {
   std::string buffer; // bytes read from stdin, not yet consumed as lines
   int response_fd = -1;
@@ -61,10 +61,13 @@ std::string error_answer(const std::string& message) {
 
 } // namespace
 
-std::optional<std::string> converse(const std::string& message) {
+bool send_interim(const std::string& message) {
+  return g_channel.response_fd >= 0 && write_line(g_channel.response_fd, message);
+}
+
+std::optional<std::string> receive_interim() {
   std::string line;
-  if (g_channel.response_fd < 0 || !write_line(g_channel.response_fd, message) ||
-      !read_line(g_channel.buffer, line)) {
+  if (g_channel.response_fd < 0 || !read_line(g_channel.buffer, line)) {
     return std::nullopt;
   }
   return line;

@@ -12,7 +12,7 @@ the call on every stream. Without CUPTI on a GPU, `device_us` falls back to CUDA
 caller's stream (and says so); on the CPU only `host_us` exists.
 
 The candidate's process asks the orchestrator for each call's seed when its previous call has
-returned (`converse`), and gets the sample seed of the call that just returned with it; the
+returned (`_tell`, `_answer`), and gets the sample seed of the call that just returned with it; the
 reference's process gets the same seeds with its request, after the candidate's block ran."""
 
 import json
@@ -147,7 +147,9 @@ class TimingSession:
             watch = integrity.BlockWatch() if asks else None
             clock_before = self.clocks.read()
             windows, events = [], []
-            seed = self._ask(0)["seed"] if asks else seeds[0]
+            if asks:
+                _tell(0)
+            seed = _answer()["seed"] if asks else seeds[0]
             for i in range(calls):
                 inputs = self.source.draw(seed)
                 if i == 0:
@@ -164,6 +166,11 @@ class TimingSession:
                     _event_record(begin, self.stream)
                 host_start = perf_counter_ns()
                 output = self._call(model, inputs)
+                if asks:
+                    # Said as soon as forward returns, so that the sample seed the answer brings
+                    # is drawn after the call, and is already here when the device is idle: the
+                    # outputs are read at once, before anything else could change them.
+                    _tell(i + 1)
                 if self.cuda:
                     _event_record(end, self.stream)
                     _event_synchronize(end)
@@ -176,7 +183,7 @@ class TimingSession:
                     events.append((begin, end))
                 del inputs
                 if asks:
-                    reply = self._ask(i + 1)
+                    reply = _answer()
                     sample_seed, seed = reply["sample_seed"], reply.get("seed")
                 else:
                     sample_seed = sample_seeds[i] if sample_seeds is not None else None
@@ -217,15 +224,6 @@ class TimingSession:
             answer["samples"] = self._save_samples(sampler, request)
             answer["signatures"] = signatures
         return answer
-
-    @staticmethod
-    def _ask(returned):
-        """Tells the orchestrator that `returned` calls of this block have returned, and gets
-        what comes next: the seed of the next call, the sample seed of the one that returned."""
-        reply = json.loads(kn.converse(json.dumps({"interim": True, "returned": returned})))
-        if not isinstance(reply, dict):
-            raise PhaseError("harness_error", "the orchestrator's per-call answer is not an object")
-        return reply
 
     def _save_samples(self, sampler, request):
         tensors = sampler.tensors()
@@ -275,6 +273,20 @@ class TimingSession:
             summary = self.tracer.summarize([(start, self.tracer.now_ns())], self.caller_id, self.own)[0]
             facts["raw_allocated_bytes"] = int(summary["allocated_bytes"])
         return facts
+
+def _tell(returned):
+    """Tells the orchestrator that `returned` calls of this block have returned (0: the block is
+    about to start); its answer (_answer) brings the next call's seed and the returned call's
+    sample seed."""
+    kn.interim_send(json.dumps({"interim": True, "returned": returned}))
+
+
+def _answer():
+    reply = json.loads(kn.interim_receive())
+    if not isinstance(reply, dict):
+        raise PhaseError("harness_error", "the orchestrator's per-call answer is not an object")
+    return reply
+
 
 def _flat(output):
     try:
