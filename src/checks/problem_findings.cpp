@@ -1,5 +1,7 @@
 #include "checks/problem_findings.hpp"
 
+#include "compare/trivial_answers.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,10 +15,7 @@ using compare::Tensor;
 using compare::TensorFile;
 
 bool within(double a, double b, const Tolerance& t) {
-  if (!std::isfinite(a) || !std::isfinite(b)) {
-    return a == b || (std::isnan(a) && std::isnan(b));
-  }
-  return std::fabs(a - b) <= t.atol + t.rtol * std::fabs(b);
+  return compare::within_tolerance(a, b, t.atol, t.rtol);
 }
 
 std::optional<TensorFile> read(const std::filesystem::path& path) {
@@ -70,6 +69,73 @@ void judge_trivial(const TrialFacts& trial, const TensorFile& outputs, const Pro
         }
       }
     }
+  }
+}
+
+// One constant for every trial, found exactly (compare::find_trivial_answers). Zeros and each
+// trial's mean are the worker's trivial files' job (judge_trivial), which also counts the
+// trials they pass on; a constant is new only where zeros fail.
+void judge_constant(const std::vector<const TrialFacts*>& ran, const ProblemFacts& facts,
+                    std::vector<Finding>& findings) {
+  const auto answers = compare::find_trivial_answers(
+      ran.size(), [&](std::size_t i) { return compare::read_safetensors(ran[i]->outputs); },
+      facts.tolerance);
+  for (const auto& answer : answers) {
+    if (answer.kind == compare::TrivialKind::constant) {
+      findings.push_back({"trivial-answer", "error",
+                          fmt::format("{}: a kernel that returns it computes nothing and would "
+                                      "be graded correct",
+                                      compare::describe_trivial_answer(answer))});
+    }
+  }
+}
+
+struct BelowAtol {
+  double share = 2; // of the elements that are not exactly 0: within the tolerance of 0
+  std::size_t below = 0, nonzero = 0, numel = 0;
+  int trial = 0;
+  Tolerance tolerance;
+  bool every_trial = true;
+};
+
+// Elements that are not 0 but that 0 matches: the tolerance cannot tell them from nothing.
+// Exact zeros are left out (a ReLU's are structure, and 0 is their right answer).
+void tally_below_atol(const TrialFacts& trial, const compare::TensorFile& outputs,
+                      const ProblemFacts& facts, std::map<std::string, BelowAtol>& tally) {
+  for (const auto& [name, reference] : outputs.tensors) {
+    auto& t = tally[name];
+    if (!compare::dtype_is_floating(reference.dtype) || !t.every_trial) {
+      t.every_trial = false;
+      continue;
+    }
+    const Tolerance tol = compare::tolerance_for(reference.dtype, facts.tolerance);
+    const std::size_t zeros = compare::count_matching(reference, 0, Tolerance{});
+    const std::size_t nonzero = reference.numel() - zeros;
+    const std::size_t below = compare::count_matching(reference, 0, tol) - zeros;
+    const double share = nonzero ? static_cast<double>(below) / static_cast<double>(nonzero) : 0;
+    if (share < kMostlyBelowAtolShare) {
+      t.every_trial = false;
+    } else if (share < t.share) {
+      t = {share, below, nonzero, reference.numel(), trial.index, tol, true};
+    }
+  }
+}
+
+void judge_below_atol(const std::map<std::string, BelowAtol>& tally,
+                      std::vector<Finding>& findings) {
+  for (const auto& [name, t] : tally) {
+    // Every element on every trial: zeros pass, which trivial-answer reports as an error.
+    if (!t.every_trial || t.below == t.nonzero) {
+      continue;
+    }
+    findings.push_back(
+        {"mostly-below-atol", "warn",
+         fmt::format("{}: on every trial at least {:.2f} % of the elements that are not exactly 0 "
+                     "lie within the tolerance of 0 (trial {}: {} of {}; atol {:g}, rtol {:g}), "
+                     "so the tolerance grades almost nothing of them: all zeros miss only {} of "
+                     "its {} elements, and a kernel that gets only the largest values right passes",
+                     name, t.share * 100, t.trial, t.below, t.nonzero, t.tolerance.atol,
+                     t.tolerance.rtol, t.nonzero - t.below, t.numel)});
   }
 }
 
@@ -147,6 +213,7 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   }
 
   std::map<std::string, TrivialTally> trivial;
+  std::map<std::string, BelowAtol> below_atol;
   std::optional<TensorFile> first_outputs;
   int same_as_first = 0;
   int nondeterministic = 0;
@@ -159,6 +226,7 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
       first_disagreement = fmt::format("trial {}: {}", trial->index, repeat.failure);
     }
     judge_trivial(*trial, outputs, facts, trivial);
+    tally_below_atol(*trial, outputs, facts, below_atol);
     if (!first_outputs) {
       first_outputs = outputs;
       for (const auto& [name, tensor] : outputs.tensors) {
@@ -213,6 +281,8 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
                                       tally.passed, tally.tried)});
     }
   }
+  judge_constant(ran, facts, findings);
+  judge_below_atol(below_atol, findings);
   if (facts.call_us) {
     if (facts.on_gpu && *facts.call_us < kLaunchBoundUs) {
       findings.push_back({"not-launch-bound", "warn",

@@ -32,19 +32,6 @@ std::string size_problem(const Tensor& tensor, const char* role) {
          std::to_string(needed);
 }
 
-// Non-finite values match only themselves: NaN with NaN, +inf with +inf, -inf with -inf.
-bool non_finite_pair_matches(double c, double r) {
-  return (std::isnan(c) && std::isnan(r)) || (!std::isnan(c) && c == r);
-}
-
-// Within tolerance, or the same non-finite value on both sides.
-bool pair_matches(double c, double r, double atol, double rtol) {
-  if (std::isfinite(c) && std::isfinite(r)) {
-    return std::fabs(c - r) <= atol + rtol * std::fabs(r);
-  }
-  return non_finite_pair_matches(c, r);
-}
-
 std::string mismatch_summary(const TensorComparison& result) {
   std::ostringstream out;
   out << result.mismatches << " of " << result.numel << " elements differ beyond atol "
@@ -126,14 +113,14 @@ TensorComparison compare_tensors(const Tensor& candidate, const Tensor& referenc
           max_rel = std::max(max_rel, rel_err);
         }
       }
-      chunk_mismatches += pair_matches(c, r, atol, rtol) ? 0 : 1;
+      chunk_mismatches += within_tolerance(c, r, atol, rtol) ? 0 : 1;
     }
     mismatches += chunk_mismatches;
     for (std::size_t j = 0;
          chunk_mismatches > 0 && j < count && result.first_mismatches.size() < max_reported; ++j) {
       const double c = candidate_chunk[j];
       const double r = reference_chunk[j];
-      if (!pair_matches(c, r, atol, rtol)) {
+      if (!within_tolerance(c, r, atol, rtol)) {
         result.first_mismatches.push_back({unravel(first + j, reference.shape), c, r});
       }
     }

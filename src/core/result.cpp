@@ -247,6 +247,8 @@ nlohmann::json to_json(const EvalResult& r) {
   timing["compiled_skipped_reason"] = r.timing.compiled_skipped_reason;
   timing["speedup"] = r.timing.speedup ? number(*r.timing.speedup) : nlohmann::json(nullptr);
   timing["speedup_ci95"] = interval_json(r.timing.speedup_ci);
+  timing["speedup_scored"] = r.timing.speedup_scored;
+  timing["unscored_reason"] = r.timing.unscored_reason;
   timing["speedup_vs_compiled"] = maybe(r.timing.speedup_vs_compiled);
   timing["speedup_vs_compiled_ci95"] = interval_json(r.timing.speedup_vs_compiled_ci);
   timing["memory_ratio"] = maybe(r.timing.memory_ratio);

@@ -107,6 +107,11 @@ struct TimingInfo {
   std::optional<TimingSide> candidate;
   std::optional<TimingSide> reference_compiled; // the reference under torch.compile
   std::optional<double> speedup;                // reference median / candidate median
+  // False when the speedup must not count as a score, whatever it is: a trivial answer (zeros,
+  // a constant, each trial's mean) passes the problem's tolerance on every trial, so the problem
+  // cannot tell a kernel that does the work from one that does none. The reason says which.
+  bool speedup_scored = true;
+  std::string unscored_reason;
   std::optional<Interval> speedup_ci;
   std::optional<double> speedup_vs_compiled;
   std::optional<Interval> speedup_vs_compiled_ci;

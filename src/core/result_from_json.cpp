@@ -106,6 +106,8 @@ TimingInfo read_timing(const Reader& in) {
   in.read("compiled_skipped_reason", t.compiled_skipped_reason);
   in.read("speedup", t.speedup);
   t.speedup_ci = read_interval(in, "speedup_ci95");
+  in.read("speedup_scored", t.speedup_scored);
+  in.read("unscored_reason", t.unscored_reason);
   in.read("speedup_vs_compiled", t.speedup_vs_compiled);
   t.speedup_vs_compiled_ci = read_interval(in, "speedup_vs_compiled_ci95");
   in.read("memory_ratio", t.memory_ratio);

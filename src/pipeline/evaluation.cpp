@@ -12,6 +12,7 @@
 #include "pipeline/rank_group.hpp"
 #include "pipeline/static_check.hpp"
 #include "pipeline/trial_comparison.hpp"
+#include "pipeline/trivial_problem.hpp"
 #include "pipeline/worker_phase.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sched/device_probe.hpp"
@@ -58,6 +59,7 @@ public:
     } catch (const std::exception& error) {
       fail(Status::harness_error, std::string("kbench failed: ") + error.what());
     }
+    apply_trivial_verdict(m_trivial, m_result); // after timing, which replaces m_result.timing
     record_phases();
     m_workers.clear(); // kills whatever is still running before the scratch goes
     m_scratch.reset();
@@ -130,7 +132,16 @@ private:
     }
 
     stage("running the candidate");
+    // R's outputs are all written: whether a trivial answer passes them is judged while C runs.
+    std::vector<int> trial_indices;
+    for (const auto& trial : m_result.trials) {
+      trial_indices.push_back(trial.index);
+    }
+    auto trivial = std::async(std::launch::async, [&, trial_indices] {
+      return judge_trivial_answers(m_scratch, trial_indices, {m_options.atol, m_options.rtol});
+    });
     const PhaseOutcome candidate_outcome = run_candidate(candidate);
+    m_trivial = trivial.get();
     if (!candidate_outcome.ok) {
       fail(candidate_outcome.status, candidate_outcome.message, candidate_outcome.log);
       return;
@@ -482,6 +493,7 @@ private:
   // where run() did not order them.
   sched::ScratchDirectory m_scratch;
   int m_world = 1;
+  TrivialVerdict m_trivial;      // does an answer that computes nothing pass the problem?
   std::int64_t m_call_bytes = 0; // one call's inputs and outputs (the roofline's memory floor)
   struct LiveWorker {
     std::string phase;

@@ -63,7 +63,8 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows) {
       cells[7] = format_duration_us(r.timing.reference->stats_us.median);
     }
     if (r.timing.speedup) {
-      cells[8] = fmt::format("{:.2f}x", *r.timing.speedup);
+      cells[8] = fmt::format("{:.2f}x{}", *r.timing.speedup,
+                             r.timing.speedup_scored ? "" : " (not scored)");
     }
     table.push_back(cells);
   }

@@ -142,6 +142,9 @@ std::string format_summary(const EvalResult& r) {
   } else if (!r.timing.skipped_reason.empty()) {
     line("timing", "not measured: " + r.timing.skipped_reason);
   }
+  if (!r.timing.speedup_scored) {
+    line("score", "speedup not scored: " + r.timing.unscored_reason);
+  }
   if (r.counters) {
     out += format_counters(*r.counters);
   }

@@ -48,6 +48,7 @@ TEST(EvalStatus, OkWithTimingAndUnits) {
   EXPECT_EQ(r["timing"]["candidate"]["stats"]["n"], 10);
   EXPECT_GT(r["timing"]["candidate"]["stats"]["median_us"].get<double>(), 0.0);
   EXPECT_GT(r["timing"]["speedup"].get<double>(), 0.0);
+  EXPECT_TRUE(r["timing"]["speedup_scored"].get<bool>()); // no trivial answer passes a ReLU
   // The compile worker ended before timing began: its wall time is its own lifetime, not the
   // time from its spawn to the end of the evaluation.
   const auto& compile_phase = r["phases"].front();

@@ -17,11 +17,12 @@ struct Checked {
   std::string table;
 };
 
-Checked check(const std::string& fixture, const std::string& variant = "standard") {
+Checked check(const std::string& fixture, const std::string& variant = "standard",
+              const std::string& trials = "4") {
   const std::string json = ::testing::TempDir() + "kbench_problems_check.json";
   const auto run =
       run_kbench({"problems", "check", repo_path("tests/e2e/problems/" + fixture), "--device",
-                  "cpu", "--variant", variant, "--trials", "4", "--json", json},
+                  "cpu", "--variant", variant, "--trials", trials, "--json", json},
                  false);
   std::ifstream in(json);
   nlohmann::json reports = nlohmann::json::array();
@@ -65,6 +66,28 @@ TEST(ProblemsCheck, NearZeroOutputsLetAllZerosPass) {
   EXPECT_EQ(report["verdict"], "fail");
   EXPECT_TRUE(has_finding(report, "trivial-answer", "error", "zeros for output.0"));
   EXPECT_TRUE(has_finding(report, "not-near-constant", "warn"));
+}
+
+// KernelBench level2/23 at commit 423217d: a mean over a GroupNorm's output, about 1e-9.
+TEST(ProblemsCheck, KernelBenchConv3dGroupNormMeanLetsAllZerosPass) {
+  const auto checked = check("kernelbench_level2_23_conv3d_groupnorm_mean.py", "standard", "2");
+  const auto& report = checked.reports[0];
+  EXPECT_EQ(report["verdict"], "fail") << checked.table;
+  EXPECT_TRUE(has_finding(report, "trivial-answer", "error", "zeros for output.0"));
+  // Every element below atol, and zeros pass: the error says it, no separate warning.
+  EXPECT_FALSE(has_finding(report, "mostly-below-atol", "warn")) << report["findings"].dump();
+}
+
+// The softmax over 200,000 columns of randn inputs: zeros miss a few hundred of 800,000
+// elements, so no trivial answer passes, but the tolerance grades almost nothing.
+TEST(ProblemsCheck, SoftmaxOverManyColumnsIsMostlyBelowAtol) {
+  const auto checked = check("softmax_many_columns.py", "standard", "2");
+  const auto& report = checked.reports[0];
+  EXPECT_EQ(report["verdict"], "pass") << checked.table;
+  EXPECT_TRUE(has_finding(report, "mostly-below-atol", "warn", "within the tolerance of 0"))
+      << report["findings"].dump();
+  EXPECT_FALSE(has_finding(report, "trivial-answer", "error"));
+  EXPECT_NE(checked.table.find("mostly-below-atol"), std::string::npos) << checked.table;
 }
 
 TEST(ProblemsCheck, SeedIndependentOutputIsFound) {

@@ -121,6 +121,34 @@ TEST(CudaTiming, SideStreamAndCachedResultsAreCaught) {
   EXPECT_EQ(cached.result["status"], "incorrect") << cached.stdout_text;
 }
 
+// docs/integrity.md, exploit class 14 on the GPU: a CUDA kernel that returns zeros (after
+// reading its input, so that its time is physical) for KernelBench's level2/23, whose outputs
+// are about 1e-9. It passes every trial, so it is `ok`, but the result warns and its speedup
+// is not a score.
+TEST(CudaTrivialAnswers, ZerosForConv3dGroupNormMeanAreOkButNotScored) {
+  REQUIRE_GPU();
+  const auto run = run_kbench(
+      {"eval", repo_path("tests/e2e/problems/kernelbench_level2_23_conv3d_groupnorm_mean.py"),
+       repo_path("tests/e2e/candidates/cuda_zeros_conv3d_groupnorm_mean.py"), "--device", "cuda",
+       "--trials", "3", "--no-compile-baseline"});
+  if (!report_dir().empty()) {
+    std::ofstream(report_dir() + "/trivial-answer.txt") << run.stdout_text;
+    std::ofstream(report_dir() + "/trivial-answer.json") << run.result.dump(1);
+  }
+  ASSERT_EQ(run.result["status"], "ok") << run.result.value("message", "") << run.stdout_text;
+  bool warned = false;
+  for (const auto& warning : run.result["warnings"]) {
+    warned = warned || warning.get<std::string>().find(
+                           "trivial answer: zeros pass the tolerance for output.0 on all 4 "
+                           "trials") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << run.result["warnings"].dump();
+  EXPECT_TRUE(run.result["timing"]["speedup"].is_number()) << run.stdout_text;
+  EXPECT_FALSE(run.result["timing"]["speedup_scored"].get<bool>());
+  EXPECT_NE(run.stdout_text.find("score       speedup not scored"), std::string::npos)
+      << run.stdout_text;
+}
+
 // `kbench problems check` on the GPU: device time per call decides the launch-bound flag, and
 // the memory a call needs is set against the device's.
 TEST(CudaProblemsCheck, TinyProblemIsLaunchBoundAndABundledOneIsNot) {

@@ -123,3 +123,44 @@ TEST_F(JudgeProblem, MemoryNearTheDeviceLimitIsAnError) {
   facts.peak_memory_bytes = 60;
   EXPECT_TRUE(has(judge_problem(facts), "fits-device-memory", "warn"));
 }
+
+TEST_F(JudgeProblem, OneConstantForEveryTrialIsATrivialAnswer) {
+  // Zeros fail and each trial differs, but every value on both trials is within 1e-4 of 0.5.
+  ProblemFacts facts;
+  facts.trials.push_back(trial(0, f32({3}, {0.50004f, 0.49997f, 0.5f}),
+                               f32({3}, {0.50004f, 0.49997f, 0.5f}), f32({3}, {1, 2, 3})));
+  facts.trials.push_back(trial(1, f32({3}, {0.49998f, 0.50003f, 0.50001f}),
+                               f32({3}, {0.49998f, 0.50003f, 0.50001f}), f32({3}, {3, 2, 1})));
+  bool found = false;
+  for (const auto& f : judge_problem(facts)) {
+    found = found || (f.check == "trivial-answer" && f.severity == "error" &&
+                      f.message.find("the constant 0.5") != std::string::npos);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(JudgeProblem, MostElementsBelowAtolIsAWarningEvenWhenZerosFail) {
+  // A softmax over many columns in small: 1000 values of 5e-6 and two that zeros miss.
+  std::vector<float> values(1002, 5e-6f);
+  values[10] = 0.4f;
+  values[500] = 0.3f;
+  ProblemFacts facts;
+  facts.trials.push_back(trial(0, f32({1002}, values), f32({1002}, values), f32({2}, {1, 2})));
+  const auto findings = judge_problem(facts);
+  EXPECT_FALSE(has(findings, "trivial-answer", "error"));
+  ASSERT_TRUE(has(findings, "mostly-below-atol", "warn"));
+  for (const auto& f : findings) {
+    if (f.check == "mostly-below-atol") {
+      EXPECT_NE(f.message.find("all zeros miss only 2 of its 1002 elements"), std::string::npos)
+          << f.message;
+    }
+  }
+}
+
+TEST_F(JudgeProblem, ExactZerosAndAModestShareBelowAtolAreNotWarnedAbout) {
+  // A ReLU's zeros are exact: structure, not tolerance. Half of the rest below atol is not most.
+  ProblemFacts facts;
+  const auto relu = f32({6}, {0, 0, 0, 0.5f, 2e-5f, 0.7f});
+  facts.trials.push_back(trial(0, relu, relu, f32({6}, {-1, -2, -3, 0.5f, 2e-5f, 0.7f})));
+  EXPECT_FALSE(has(judge_problem(facts), "mostly-below-atol", "warn"));
+}

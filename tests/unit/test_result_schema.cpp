@@ -171,6 +171,8 @@ EvalResult full_result() {
   r.timing.reference_compiled->method = "barrier_to_last_rank";
   r.timing.speedup = 1.75;
   r.timing.speedup_ci = Interval{1.5, 2.0};
+  r.timing.speedup_scored = false;
+  r.timing.unscored_reason = "zeros pass the tolerance for output.0 on all 3 trials";
   r.timing.speedup_vs_compiled = 0.9;
   r.timing.speedup_vs_compiled_ci = Interval{0.8, 1.0};
   r.timing.compiled_skipped_reason = "filled anyway";
