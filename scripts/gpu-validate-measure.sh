@@ -31,8 +31,8 @@
 #   cost           bench/eval_repeatability with --baseline-kbench: the measure phase's wall time
 #                  of this build against the baseline's, case by case, in the same call
 #   repeat         bench/eval_repeatability: five runs each of three cases (CV of the median)
-#   honest-flags   the CUDA examples as a suite (no compile baseline), then bench/flag_rates.py:
-#                  each flag's rate over the honest corpus and the exploits' statuses
+#   honest-flags[:REGEX] the CUDA examples (those whose candidate path matches REGEX) as a suite,
+#                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
 # after the start; the device tool stops a call at 600 s).
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
@@ -95,7 +95,7 @@ for step in "$@"; do
     problems-check) ctest_step problems-check 200 "CudaProblemsCheck" ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
-    exploits) ctest_step exploits 480 "CudaExploits|CudaRules" ;;
+    exploits) ctest_step exploits 560 "CudaExploits|CudaRules|CudaTrivialAnswers" ;;
     disassemble)
       timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"
@@ -152,13 +152,26 @@ PY
       at "repeat rc=$?"
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
       ;;
-    honest-flags)
-      timeout "$(limit 560)" "$K" suite examples/examples.json --only-device cuda --device cuda \
+    honest-flags|honest-flags:*)
+      regex=${step#honest-flags}; regex=${regex#:}
+      python3 - "${regex:-.}" > "$R/honest-subset.json" <<'PY'
+import json, re, sys
+from pathlib import Path
+root = Path("examples").resolve()
+suite = json.loads((root / "examples.json").read_text())
+suite["entries"] = [
+    dict(e, problem=str((root / e["problem"]).resolve()), candidate=str(root / e["candidate"]))
+    for e in suite["entries"] if e["device"] == "cuda" and re.search(sys.argv[1], e["candidate"])]
+print(json.dumps(suite, indent=1))
+PY
+      at "honest subset: $(grep -c '"candidate"' "$R/honest-subset.json") entries"
+      timeout "$(limit 560)" "$K" suite "$R/honest-subset.json" --only-device cuda --device cuda \
         --no-compile-baseline --jsonl "$R/honest.jsonl" > "$R/honest-table.txt" 2>&1
       at "honest suite rc=$? $(grep -E 'as expected' "$R/honest-table.txt" | tail -1)"
-      python3 bench/flag_rates.py "$R/honest.jsonl" --manifest examples/examples.json --messages \
+      python3 bench/flag_rates.py "$R/honest.jsonl" --manifest "$R/honest-subset.json" --messages \
         --expect-zero off_stream_work,unstable_timing > "$R/flag-rates.txt" 2>&1
       at "flag rates rc=$?"
+      tail -30 "$R/honest-table.txt"
       cat "$R/flag-rates.txt"
       ;;
     *) at "unknown step $step" ;;
