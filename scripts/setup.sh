@@ -98,3 +98,9 @@ cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPython3_EXECUTABLE="$python" -Dpybind11_DIR="$pybind11_dir" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 say "built $build_dir/kbench and $build_dir/kbench-worker"
+
+# 4. As root, kbench starts its workers as KBENCH_WORKER_USER (default nobody): that user must
+#    reach the environment, the build, the sources and the cache (a venv under /root, mode 0700,
+#    is out of its reach until /root is searchable).
+scripts/worker-access.sh "$python" "$build_dir" "$(pwd)" \
+  "${KBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kbench}"

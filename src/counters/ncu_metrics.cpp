@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -86,6 +87,33 @@ std::optional<std::filesystem::path> find_ncu(std::string& why_not) {
   why_not = "Nsight Compute (ncu) is not installed: not on PATH, not in /usr/local/cuda/bin; set "
             "KBENCH_NCU to its path";
   return std::nullopt;
+}
+
+std::optional<std::string> counters_need_admin(const std::string& driver_params) {
+  std::istringstream lines(driver_params);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("RmProfilingAdminOnly:", 0) == 0) {
+      const std::string value = line.substr(line.find(':') + 1);
+      if (value.find_first_not_of(" \t0") == std::string::npos) {
+        return std::nullopt;
+      }
+      return fmt::format("the NVIDIA driver lets only administrators read GPU performance "
+                         "counters (RmProfilingAdminOnly:{} in {}; the nvidia module option "
+                         "NVreg_RestrictProfilingToAdminUsers=0 lifts this)",
+                         value, kNvidiaDriverParams);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> counters_need_admin() {
+  std::ifstream params(kNvidiaDriverParams);
+  if (!params) {
+    return std::nullopt; // no NVIDIA driver: Nsight Compute has nothing to profile
+  }
+  std::stringstream text;
+  text << params.rdbuf();
+  return counters_need_admin(text.str());
 }
 
 std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const std::string& set,

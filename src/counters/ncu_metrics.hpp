@@ -17,6 +17,13 @@ std::vector<std::string> metrics_for_set(const std::string& set);
 bool collected_by(std::string_view name, const std::string& set);
 // KBENCH_NCU, else `ncu` on PATH, else /usr/local/cuda/bin/ncu; empty with `why_not` set.
 std::optional<std::filesystem::path> find_ncu(std::string& why_not);
+inline constexpr const char* kNvidiaDriverParams = "/proc/driver/nvidia/params";
+// Why reading GPU performance counters needs an administrator on this machine (the driver's
+// RmProfilingAdminOnly, 1 by default), or none: a root kbench then keeps its Nsight Compute
+// workers as root (src/pipeline/worker_phase.cpp). The first form reads the driver's parameter
+// file's text.
+std::optional<std::string> counters_need_admin(const std::string& driver_params);
+std::optional<std::string> counters_need_admin();
 // ncu's arguments before the profiled program's: only the span between the program's
 // cudaProfilerStart and Stop, the set's metrics, the raw CSV page in base units into
 // `log_file`. Clocks locked to base and caches flushed between passes (ncu's defaults).

@@ -80,9 +80,10 @@ std::optional<sched::GpuInfo> gpu_for_arch(const std::string& arch) {
 
 fs::path extensions_dir_for(const DisassembleOptions& options, const std::string& source,
                             const std::string& arch) {
-  return sched::extension_build_directory(
-      options.cache_dir, source,
-      fmt::format("\n--disassemble --arch={}\n--python={}\n", arch, options.python.string()));
+  return sched::extension_build_directory(options.cache_dir, source,
+                                          fmt::format("\n--disassemble --arch={}\n--python={}\n{}",
+                                                      arch, options.python.string(),
+                                                      worker_user_build_setting()));
 }
 
 // Builds the candidate in a compile worker whose scratch directory goes with the build, however
@@ -101,6 +102,7 @@ PhaseOutcome build(const DisassembleOptions& options, const SourceFile& source,
       worker_launch_for(WorkerRole::compile, choice, 0, scratch / "compile", scratch / "tmp",
                         options.python, 64 * 1024, scratch.path(), extensions);
   launch.limits.cpu_seconds = cpu_seconds_limit(options.compile_timeout);
+  must_read_sources(launch, {}, source.path);
   auto worker = launch_worker(launch);
   const PhaseOutcome built =
       run_phase(*worker, requests::compile(source.path, extensions), options.compile_timeout,

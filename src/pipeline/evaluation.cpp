@@ -266,6 +266,7 @@ private:
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
+    must_read_sources(launch, m_result.problem_path, m_result.candidate_path);
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
     const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
                            std::chrono::seconds(static_cast<long>(m_options.timing_timeout));
@@ -318,9 +319,9 @@ private:
   fs::path extensions_base() const {
     return sched::extension_build_directory(
         m_options.cache_dir, m_candidate_source,
-        fmt::format("\n--device={}\n--arch={}\n--python={}\n", m_result.device,
+        fmt::format("\n--device={}\n--arch={}\n--python={}\n{}", m_result.device,
                     m_choice.gpu ? m_choice.gpu->arch_list_entry() : "none",
-                    m_options.python.string()));
+                    m_options.python.string(), worker_user_build_setting()));
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {

@@ -105,9 +105,11 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
     for (const char* sub : {"reference", "outputs", "tmp"}) {
       fs::create_directories(scratch / sub);
     }
-    auto worker = launch_worker(worker_launch_for(WorkerRole::reference, choice, options.gpu,
-                                                  scratch / "reference", scratch / "tmp",
-                                                  options.python, options.output_keep_bytes));
+    WorkerLaunch launch =
+        worker_launch_for(WorkerRole::reference, choice, options.gpu, scratch / "reference",
+                          scratch / "tmp", options.python, options.output_keep_bytes);
+    must_read_sources(launch, result.problem_path, {});
+    auto worker = launch_worker(launch);
     const nlohmann::json trials = trial_requests(options.seed, options.trials);
     const PhaseOutcome outcome = run_phase(
         *worker,

@@ -225,7 +225,11 @@ CountersInfo collect_counters(const ProfileSetup& setup) {
   std::vector<Side> sides;
   for (const WorkerRole role : {WorkerRole::candidate, WorkerRole::reference}) {
     Side side{role, setup.scratch / fmt::format("profile.{}", side_name(role)), {}};
-    fs::create_directories(side.directory);
+    // Every directory the worker writes is made before it starts: a worker that runs as
+    // another user is handed them at its spawn (sandbox/hand_over.hpp).
+    for (const char* sub : {"outputs", "inputs"}) {
+      fs::create_directories(side.directory / sub);
+    }
     side.log = side.directory / "ncu.csv";
     side.worker =
         &setup.launch(fmt::format("profile.{}", side_name(role)), role,

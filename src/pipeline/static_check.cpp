@@ -65,8 +65,9 @@ StaticCheckOutcome check_alone(const fs::path& candidate, const std::string& bac
   DeviceChoice cpu;
   cpu.device = "cpu";
   cpu.device_name = "cpu";
-  const WorkerLaunch launch = worker_launch_for(WorkerRole::compile, cpu, 0, scratch.path(),
-                                                scratch / "tmp", python, 64 * 1024);
+  WorkerLaunch launch = worker_launch_for(WorkerRole::compile, cpu, 0, scratch.path(),
+                                          scratch / "tmp", python, 64 * 1024);
+  must_read_sources(launch, problem, candidate);
   auto worker = launch_worker(launch);
   StaticCheckOutcome out = run_static_check(
       *worker,

@@ -2,8 +2,10 @@
 
 #include "core/seeding.hpp"
 #include "core/stopwatch.hpp"
+#include "counters/ncu_metrics.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sandbox/landlock.hpp"
+#include "sandbox/worker_user.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace kbench {
@@ -31,6 +34,14 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
   spec.working_directory = launch.working_directory;
   spec.sandbox = launch.sandbox;
   auto environment = launch.environment;
+  if (!launch.wrapper.empty() && spec.sandbox.user) {
+    // Nsight Compute reads the counters from inside the profiled process: where the driver
+    // keeps them for administrators, that process must stay root.
+    if (const auto admin_only = counters::counters_need_admin()) {
+      spec.sandbox.user.reset();
+      spec.sandbox.stays_root = "Nsight Compute's worker: " + *admin_only;
+    }
+  }
   if (!launch.wrapper.empty() && spec.sandbox.restrict_filesystem) {
     spec.sandbox.worker_confines_writes = true;
     nlohmann::json writable = nlohmann::json::array();
@@ -50,6 +61,22 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
     spec.sandbox.allow_loopback_network = true;
   }
   return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes);
+}
+
+std::string worker_user_build_setting() {
+  const auto user =
+      sandbox::choose_worker_user(std::getenv(sandbox::kWorkerUserVariable), geteuid());
+  return user.user ? fmt::format("--worker-uid={}\n", user.user->uid) : "";
+}
+
+void must_read_sources(WorkerLaunch& launch, const std::filesystem::path& problem,
+                       const std::filesystem::path& candidate) {
+  if (!problem.empty()) {
+    launch.sandbox.must_reach.push_back({problem, R_OK, "the problem"});
+  }
+  if (!candidate.empty()) {
+    launch.sandbox.must_reach.push_back({candidate, R_OK, "the candidate"});
+  }
 }
 
 rlim_t cpu_seconds_limit(std::chrono::seconds deadlines) {
@@ -209,6 +236,30 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   }
   const std::filesystem::path root =
       scratch.empty() ? common_parent(working_directory, tmp_directory) : scratch;
+  const auto user =
+      sandbox::choose_worker_user(std::getenv(sandbox::kWorkerUserVariable), geteuid());
+  policy.user = user.user;
+  policy.stays_root = user.stays_root;
+  if (policy.user) {
+    // Its own home and name: root's home is not the worker's to read or write (CUDA's JIT
+    // cache and Nsight Compute's settings go beneath HOME).
+    env["HOME"] = tmp_directory.string();
+    env["USER"] = env["LOGNAME"] = policy.user->name;
+    policy.handed_over = {working_directory, tmp_directory};
+    if (!root.empty() && root != working_directory) {
+      policy.handed_over_beneath.push_back(root);
+    }
+    if (role != WorkerRole::reference && !extensions.empty()) {
+      policy.handed_over.push_back(extensions);
+    }
+    const std::filesystem::path interpreter =
+        python.empty() ? std::filesystem::path(KBENCH_DEFAULT_PYTHON) : python;
+    policy.must_reach.push_back({interpreter, X_OK, "the Python interpreter"});
+    const std::filesystem::path package = std::filesystem::path(KBENCH_SOURCE_DIR) / "python";
+    if (std::filesystem::exists(package)) {
+      policy.must_reach.push_back({package, R_OK | X_OK, "kbench's Python package"});
+    }
+  }
   policy.writable = {working_directory, tmp_directory, "/dev"};
   if (role == WorkerRole::reference) {
     if (!root.empty()) {

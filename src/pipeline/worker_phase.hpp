@@ -39,6 +39,17 @@ struct WorkerLaunch {
 
 std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch);
 
+// A worker started as another user (a root kbench) must be able to read the problem and the
+// candidate (either may be empty): checked as that user at the spawn, which fails with the
+// path and what to do when it cannot.
+void must_read_sources(WorkerLaunch& launch, const std::filesystem::path& problem,
+                       const std::filesystem::path& candidate);
+
+// What keys an extension build directory by the user the workers run as ("--worker-uid=N\n",
+// or "" when they run as kbench's user): a root kbench's workers cannot rewrite a build that
+// root workers left, so builds of different users never share a directory.
+std::string worker_user_build_setting();
+
 // The protections KBENCH_SANDBOX turns off: none when unset or "on", all for "off", the named
 // ones for "off:network,filesystem". Anything else throws, naming the variable and the choices.
 std::set<std::string> protections_turned_off(const char* setting);

@@ -30,8 +30,8 @@ int set_limit(int resource, rlim_t value) {
   return setrlimit(resource, &limit) == 0 ? 0 : errno;
 }
 
-void report(int fd, int kind, int step, int error) {
-  const ChildRecord record{kind, step, error};
+void report(int fd, int kind, int step, int error, int index = 0) {
+  const ChildRecord record{kind, step, error, index};
   [[maybe_unused]] auto written = write(fd, &record, sizeof record);
 }
 
@@ -65,33 +65,103 @@ int loopback_up() {
   return error;
 }
 
-// Returns true when the network is isolated by a namespace.
-bool isolate_network(const Prepared& prepared, int report_fd) {
-  int error = kNotTried;
-  if (prepared.try_plain_netns) {
-    error = unshare(CLONE_NEWNET) == 0 ? 0 : errno;
-    report(report_fd, kStepRecord, kStepNetUnshare, error);
+// A plain network namespace (privileged: made before the switch to the worker's user, whose
+// loopback could not be brought up without CAP_NET_ADMIN afterwards). True when it was made.
+bool plain_network_namespace(const Prepared& prepared, int report_fd) {
+  if (!prepared.try_plain_netns) {
+    return false;
   }
-  if (error != 0 && prepared.try_userns) {
-    error = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : errno;
-    if (error == 0) {
-      if (!write_file("/proc/self/setgroups", "deny\n") ||
-          !write_file("/proc/self/uid_map", prepared.uid_map) ||
-          !write_file("/proc/self/gid_map", prepared.gid_map)) {
-        // In a user namespace without a mapping the worker would be nobody: give up.
-        const int saved = errno;
-        report(report_fd, kFatalRecord, 4, saved);
-        _exit(127);
-      }
-      prctl(PR_SET_PDEATHSIG, SIGKILL); // credentials changed
-    }
-    report(report_fd, kStepRecord, kStepNetUserns, error);
-  }
+  const int error = unshare(CLONE_NEWNET) == 0 ? 0 : errno;
+  report(report_fd, kStepRecord, kStepNetUnshare, error);
   if (error != 0) {
     return false;
   }
   report(report_fd, kStepRecord, kStepNetLoopback, loopback_up());
   return true;
+}
+
+// Unprivileged: a user namespace that maps the uid and gid onto themselves, with a network
+// namespace of its own. True when it was made.
+bool user_network_namespace(const Prepared& prepared, int report_fd) {
+  if (!prepared.try_userns) {
+    return false;
+  }
+  if (prepared.switch_user) {
+    // The switch made the process undumpable, which leaves its /proc/self files root's: the id
+    // maps below could not be written. exec makes it dumpable again anyway.
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  }
+  const int error = unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : errno;
+  if (error == 0) {
+    if (!write_file("/proc/self/setgroups", "deny\n") ||
+        !write_file("/proc/self/uid_map", prepared.uid_map) ||
+        !write_file("/proc/self/gid_map", prepared.gid_map)) {
+      // In a user namespace without a mapping the worker would be nobody: give up.
+      const int saved = errno;
+      report(report_fd, kFatalRecord, kFatalUsernsMap, saved);
+      _exit(127);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL); // credentials changed
+  }
+  report(report_fd, kStepRecord, kStepNetUserns, error);
+  if (error != 0) {
+    return false;
+  }
+  report(report_fd, kStepRecord, kStepNetLoopback, loopback_up());
+  return true;
+}
+
+[[noreturn]] void fail_user(int report_fd, FatalUserCall call, int error) {
+  report(report_fd, kFatalRecord, kFatalUser, error, call);
+  _exit(127);
+}
+
+// No supplementary groups, then the gid, then the uid (in that order: once the uid is not
+// root, the groups can no longer be changed). Raw system calls: glibc's wrappers signal every
+// thread of the process, which between fork and exec means taking locks the fork may have left
+// held. Verified afterwards, and that root cannot be regained.
+void switch_user(const Prepared& prepared, int report_fd) {
+  if (syscall(SYS_setgroups, 0, nullptr) != 0) {
+    fail_user(report_fd, kCallSetgroups, errno);
+  }
+  if (syscall(SYS_setresgid, prepared.gid, prepared.gid, prepared.gid) != 0) {
+    fail_user(report_fd, kCallSetgid, errno);
+  }
+  if (syscall(SYS_setresuid, prepared.uid, prepared.uid, prepared.uid) != 0) {
+    fail_user(report_fd, kCallSetuid, errno);
+  }
+  uid_t ruid = 0, euid = 0, suid = 0;
+  gid_t rgid = 0, egid = 0, sgid = 0;
+  if (syscall(SYS_getresuid, &ruid, &euid, &suid) != 0 ||
+      syscall(SYS_getresgid, &rgid, &egid, &sgid) != 0 || ruid != prepared.uid ||
+      euid != prepared.uid || suid != prepared.uid || rgid != prepared.gid ||
+      egid != prepared.gid || sgid != prepared.gid || ruid == 0 || rgid == 0 ||
+      syscall(SYS_getgroups, 0, nullptr) != 0) {
+    fail_user(report_fd, kCallVerify, EPERM);
+  }
+  if (syscall(SYS_setresuid, 0, 0, 0) == 0) {
+    fail_user(report_fd, kCallRegain, EPERM);
+  }
+  // A change of credentials clears the parent-death signal: set it again, and catch a parent
+  // that died in between.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    fail_user(report_fd, kCallDeathSignal, errno);
+  }
+  if (getppid() == 1) {
+    _exit(127);
+  }
+  report(report_fd, kStepRecord, kStepUser, 0);
+}
+
+// As the worker's user: each path it needs, with the first one it cannot reach reported.
+void check_reach(const Prepared& prepared, int report_fd) {
+  for (std::size_t i = 0; i < prepared.reach.size(); ++i) {
+    const auto& step = prepared.reach[i];
+    if (access(step.path.c_str(), step.mode) != 0) {
+      report(report_fd, kFatalRecord, kFatalReach, errno, static_cast<int>(i));
+      _exit(127);
+    }
+  }
 }
 
 void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_fd,
@@ -112,7 +182,13 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
   if (prepared.nproc) {
     report(report_fd, kStepRecord, kStepNproc, set_limit(RLIMIT_NPROC, *prepared.nproc));
   }
-  const bool namespaced = prepared.isolate_network && isolate_network(prepared, report_fd);
+  bool namespaced = prepared.isolate_network && plain_network_namespace(prepared, report_fd);
+  if (prepared.switch_user) {
+    switch_user(prepared, report_fd);
+    check_reach(prepared, report_fd);
+  }
+  namespaced =
+      namespaced || (prepared.isolate_network && user_network_namespace(prepared, report_fd));
   const bool need_filter = prepared.filter_syscalls || (prepared.isolate_network && !namespaced);
   const bool need_landlock = landlock_fd >= 0;
   if (!need_filter && !need_landlock) {
@@ -150,7 +226,7 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
 [[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,
                              char* const* envp, const std::array<int, 4>& child_ends,
                              int error_fd) noexcept {
-  auto fail = [&](int stage) {
+  auto fail = [&](FatalStage stage) {
     report(error_fd, kFatalRecord, stage, errno);
     _exit(127);
   };
@@ -161,7 +237,7 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
   }
   if (dup2(child_ends[0], 0) < 0 || dup2(child_ends[1], 1) < 0 || dup2(child_ends[2], 2) < 0 ||
       dup2(child_ends[3], kResponseFd) < 0) {
-    fail(1);
+    fail(kFatalPipes);
   }
   // The exec-error report moves just above the response fd (closed by a successful exec);
   // the Landlock ruleset just above it (closed once applied); everything above them goes,
@@ -175,17 +251,17 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
   if (prepared.landlock_fd.valid()) {
     landlock_fd = report_fd + 1;
     if (dup2(prepared.landlock_fd.get(), landlock_fd) < 0) {
-      fail(5);
+      fail(kFatalLandlockFd);
     }
   }
   syscall(SYS_close_range, (landlock_fd >= 0 ? landlock_fd : report_fd) + 1, ~0U, 0);
   signal(SIGPIPE, SIG_DFL);
   if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
-    fail(2);
+    fail(kFatalWorkingDirectory);
   }
   apply_sandbox(spec, prepared, error_fd, landlock_fd);
   execve(argv[0], argv, envp);
-  fail(3);
+  fail(kFatalExec);
   _exit(127); // fail() does not return; this tells the compiler
 }
 

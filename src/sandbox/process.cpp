@@ -5,6 +5,8 @@
 #include "sandbox/spawn_steps.hpp"
 #include "sandbox/unique_fd.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -42,6 +44,52 @@ Pipe make_pipe() {
   }
   UniqueFd read(fds[0]), write(fds[1]);
   return Pipe{dup_high(std::move(read)), dup_high(std::move(write))};
+}
+
+// What to do when the worker's user cannot start or reach something.
+std::string user_advice() {
+  return fmt::format(
+      "kbench runs as root and starts its workers as {} (default nobody) so that the process "
+      "limit holds: give that user search permission on the directories above it (chmod o+x; "
+      "scripts/worker-access.sh does this for the Python environment, the build and the "
+      "cache), move it where that user can reach it, or set {} to another user (root keeps "
+      "workers as root, without the process limit); see README.md, \"Running as root\"",
+      kWorkerUserVariable, kWorkerUserVariable);
+}
+
+std::string fatal_message(const SpawnSpec& spec, const Prepared& prepared,
+                          const ChildRecord& fatal) {
+  const std::string start = "cannot start " + spec.argv[0];
+  const std::string error = std::strerror(fatal.error);
+  const std::string user = spec.sandbox.user ? spec.sandbox.user->describe() : "its user";
+  if (fatal.step == kFatalUser) {
+    static constexpr std::array<const char*, 6> calls = {
+        "drop its supplementary groups (setgroups)",
+        "set its group (setresgid)",
+        "set its user (setresuid)",
+        "verify its new ids",
+        "lose root (setresuid(0) worked)",
+        "set its parent-death signal again"};
+    return fmt::format("{}: could not switch to {}: could not {}: {}. {}", start, user,
+                       calls[static_cast<std::size_t>(fatal.index) % calls.size()], error,
+                       user_advice());
+  }
+  if (fatal.step == kFatalReach && fatal.index >= 0 &&
+      static_cast<std::size_t>(fatal.index) < prepared.reach.size()) {
+    const auto& step = prepared.reach[static_cast<std::size_t>(fatal.index)];
+    const std::string how = step.above
+                                ? fmt::format("the directory {} is not searchable by it", step.path)
+                            : (step.mode & W_OK) != 0 ? "it is not writable by it"
+                            : (step.mode & R_OK) != 0 ? "it is not readable by it"
+                                                      : "it cannot be entered or run by it";
+    return fmt::format("{} as {}: {} {}: {} ({}). {}", start, user, step.what, step.of, how, error,
+                       user_advice());
+  }
+  static constexpr std::array<const char*, 6> stages = {
+      "",     "set up its pipes",           "enter its working directory",
+      "exec", "map its user namespace ids", "keep its Landlock ruleset"};
+  return start + ": could not " + stages[static_cast<std::size_t>(fatal.step) % stages.size()] +
+         ": " + error;
 }
 
 } // namespace
@@ -124,12 +172,7 @@ Process Process::spawn(const SpawnSpec& spec) {
   errors.read.reset();
   if (fatal) {
     process.wait();
-    static constexpr std::array<const char*, 6> stages = {
-        "",     "set up its pipes",           "enter its working directory",
-        "exec", "map its user namespace ids", "keep its Landlock ruleset"};
-    throw SpawnError(std::string("cannot start ") + spec.argv[0] + ": could not " +
-                     stages[static_cast<std::size_t>(fatal->step) % stages.size()] + ": " +
-                     std::strerror(fatal->error));
+    throw SpawnError(fatal_message(spec, prepared, *fatal));
   }
   process.m_protections = protections_from(spec, prepared, steps);
   return process;

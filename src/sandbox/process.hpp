@@ -5,6 +5,7 @@
 // also no network, a syscall deny-list and a filesystem allow-list, applied in the child between
 // fork and exec; which of them took effect is reported back by the child (`Process::protections`).
 #include "sandbox/unique_fd.hpp"
+#include "sandbox/worker_user.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -22,8 +23,9 @@ struct Limits {
   std::optional<rlim_t> file_size_bytes;
   std::optional<rlim_t> cpu_seconds;
   // RLIMIT_NPROC counts every task (thread) of the user, not of the worker: the limit is the
-  // user's current task count plus this margin. Not enforced by the kernel for a root process
-  // that holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN (reported as such).
+  // current task count of the user the worker runs as (SandboxPolicy::user, else kbench's) plus
+  // this margin. Not enforced by the kernel for root or a process that holds CAP_SYS_RESOURCE
+  // or CAP_SYS_ADMIN (reported as such).
   std::optional<rlim_t> processes_above_current;
   bool core_dumps = false;
 };
@@ -52,10 +54,33 @@ struct SandboxPolicy {
   // Set when a person turned protections off (KBENCH_SANDBOX=off or off:NAMES): those of the
   // three above that are false are then reported off with this reason, never silently absent.
   std::string disabled_reason;
+
+  // The user the child becomes before exec (a root kbench, sandbox/worker_user.hpp): no
+  // supplementary groups, then the gid, then the uid, each verified; a failure fails the spawn.
+  // Reported as the "user" protection.
+  std::optional<WorkerUser> user;
+  // No `user` although kbench is root: why (the "user" protection, reported off).
+  std::string stays_root;
+  // With `user`: the directories kbench made for the worker, handed over to it before the
+  // fork (sandbox/hand_over.hpp). Each of `handed_over` becomes the user's with every directory
+  // of kbench's beneath it; each of `handed_over_beneath` (the scratch root) stays kbench's,
+  // searchable only, and what lies beneath it is handed over.
+  std::vector<std::filesystem::path> handed_over;
+  std::vector<std::filesystem::path> handed_over_beneath;
+  // With `user`: what the worker must reach, checked in the child as that user before exec,
+  // so that a directory it cannot enter fails the spawn with the path and what to do, rather
+  // than as an import error later. The program, the working directory and `handed_over` are
+  // added by the spawn itself.
+  struct Reach {
+    std::filesystem::path path;
+    int mode = 4;     // access(2) mode: R_OK 4, W_OK 2, X_OK 1
+    std::string what; // "the Python interpreter"
+  };
+  std::vector<Reach> must_reach;
 };
 
 // One protection as it took effect in the child: "network", "syscall_filter", "filesystem",
-// "core_dumps", "open_files", "file_size", "cpu_time", "processes".
+// "core_dumps", "open_files", "file_size", "cpu_time", "processes", "user".
 struct Protection {
   std::string name;
   bool active = false;

@@ -150,6 +150,22 @@ std::vector<Protection> protections_from(const SpawnSpec& spec, const Prepared& 
       p.warning = "process limit " + p.detail;
     }
   }
+  if (policy.user) {
+    // A failed switch fails the spawn: a worker that started has the user, unless the child
+    // never got to the step.
+    Protection p{"user", ok(kStepUser), "", ""};
+    if (p.active) {
+      p.detail = policy.user->describe() + ", no supplementary groups (kbench runs as root)";
+    } else {
+      p.detail = "off: the switch to " + policy.user->describe() + " was never reported";
+      p.warning = "worker user " + p.detail + "; the worker may run as root";
+    }
+    out.push_back(p);
+  } else if (!policy.stays_root.empty()) {
+    out.push_back({"user", false, "off: root (" + policy.stays_root + ")",
+                   "worker user off: the worker runs as root (" + policy.stays_root +
+                       "), so the process limit does not hold"});
+  }
   return out;
 }
 

@@ -37,12 +37,32 @@ enum Step : int {
   kStepFsize,
   kStepCpu,
   kStepNproc,
+  kStepUser, // setgroups, setresgid, setresuid to SandboxPolicy::user, verified
   kStepCount
+};
+// The stages a fatal record names (process.cpp turns them into the spawn's error).
+enum FatalStage : int {
+  kFatalPipes = 1,
+  kFatalWorkingDirectory = 2,
+  kFatalExec = 3,
+  kFatalUsernsMap = 4,
+  kFatalLandlockFd = 5,
+  kFatalUser = 6,  // could not become SandboxPolicy::user (`index`: which call, FatalUserCall)
+  kFatalReach = 7, // as that user, Prepared::reach[index] is not reachable
+};
+enum FatalUserCall : int {
+  kCallSetgroups,
+  kCallSetgid,
+  kCallSetuid,
+  kCallVerify,
+  kCallRegain,
+  kCallDeathSignal
 };
 struct ChildRecord {
   int kind;
-  int step; // Step, or the fatal stage
+  int step; // Step, or the FatalStage
   int error;
+  int index; // for some fatal stages: which call or entry
 };
 
 // A step's entry when the child never reported it; otherwise 0 or the errno it failed with.
@@ -77,6 +97,20 @@ struct Prepared {
   std::optional<rlim_t> nproc;
   std::string nproc_detail;
   bool nproc_exempt = false; // root with CAP_SYS_RESOURCE / CAP_SYS_ADMIN
+  // the user (SandboxPolicy::user): the child switches to uid:gid with no supplementary groups
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  // what the child checks with access(2) once it is that user, in this order: for each path
+  // the directories above it (search), then the path itself with its mode
+  struct ReachStep {
+    std::string path;  // checked
+    int mode = 0;      // access(2) mode
+    std::string of;    // the path that needs it
+    std::string what;  // what that path is ("the Python interpreter")
+    bool above = true; // a directory above `of` (search), or `of` itself
+  };
+  std::vector<ReachStep> reach;
 };
 
 // The parent's side (spawn_prepare.cpp): what `spec` asks for, made ready for the child.
