@@ -13,6 +13,8 @@
 #   timing-tests   GPU tests CudaTiming.Relu and CudaCounters (full sandbox: torch.compile, ncu)
 #                  and the Python GPU tests
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
+#   timing-core    GPU tests CudaTiming (ReLU traced in paired blocks, side stream and cached
+#                  results) and the Python GPU tests, without the counters
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
 #   exploits       GPU tests CudaExploits (the exploit corpus's CUDA entries, the own-kernel-share
@@ -94,6 +96,12 @@ for step in "$@"; do
       ;;
     problems-check) ctest_step problems-check 200 "CudaProblemsCheck" ;;
     counters) ctest_step counters 240 "CudaCounters" ;;
+    timing-core)
+      ctest_step timing-core 240 "CudaTiming"
+      PYTHONPATH=build-gpu/python:python timeout "$(limit 120)" python3 -m pytest -q tests/gpu/python \
+        > "$R/pytest-gpu.log" 2>&1
+      at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
+      ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
     exploits) ctest_step exploits 560 "CudaExploits|CudaRules|CudaTrivialAnswers" ;;
     disassemble)
