@@ -32,7 +32,8 @@
 #                  copied tree holds one) into baseline-src/build-gpu, for `cost`
 #   cost           bench/eval_repeatability with --baseline-kbench: the measure phase's wall time
 #                  of this build against the baseline's, case by case, in the same call
-#   repeat         bench/eval_repeatability: five runs each of three cases (CV of the median)
+#   repeat         bench/eval_repeatability: KBENCH_REPEAT_RUNS (5) runs each of KBENCH_REPEAT_CASES
+#                  (three cases; the CV of the median)
 #   honest-flags[:REGEX] the CUDA examples (those whose candidate path matches REGEX) as a suite,
 #                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
@@ -148,14 +149,15 @@ PY
     cost)
       timeout "$(limit 420)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/cost" --runs 2 \
         --baseline-kbench "$PWD/baseline-src/build-gpu/kbench" \
-        --repeat-cases tiny_masked_broadcast,relu_20us,relu_500us --cost-cases "" \
+        --repeat-cases "${KBENCH_COST_CASES:-tiny_masked_broadcast,relu_20us,relu_500us}" --cost-cases "" \
         --extra=--no-compile-baseline > "$R/cost.log" 2>&1
       at "cost rc=$?"
       cat "$R/cost/eval_repeatability.md" 2>/dev/null || tail -20 "$R/cost.log"
       ;;
     repeat)
-      timeout "$(limit 420)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" --runs 5 \
-        --repeat-cases tiny_masked_broadcast,relu_20us,relu_100us --cost-cases relu_500us \
+      timeout "$(limit 420)" python3 bench/eval_repeatability/run.py --kbench "$K" --out "$R/repeat" \
+        --runs "${KBENCH_REPEAT_RUNS:-5}" \
+        --repeat-cases "${KBENCH_REPEAT_CASES:-tiny_masked_broadcast,relu_20us,relu_100us}" --cost-cases "" \
         --extra=--no-compile-baseline > "$R/repeat.log" 2>&1
       at "repeat rc=$?"
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"

@@ -55,9 +55,13 @@ def cooled(clocks, measure):
     return value, clocks.read() if clocks else None
 
 
-def time_kbench(tracer, fn, flush, flush_fn=flush_l2):
+def time_kbench(tracer, fn, flush, flush_fn=flush_l2, redraw=None):
+    """kbench's per-call sequence: a fresh input set (`redraw`, as the timing loop draws one for
+    every call), the flush, a synchronise, the call, a synchronise."""
     windows = []
     for _ in range(SAMPLES):
+        if redraw is not None:
+            redraw()
         flush_fn(flush)
         torch.cuda.synchronize()
         start = tracer.now_ns()
@@ -140,7 +144,7 @@ def main():
     args = parser.parse_args()
     device = torch.device("cuda:0")
     torch.backends.cuda.matmul.allow_tf32 = False
-    cases = make_cases(device)
+    cases, redraws = make_cases(device)
     for fn in cases.values():
         fn()
     torch.cuda.synchronize()
@@ -164,11 +168,13 @@ def main():
     for name, fn in cases.items():
         measured, after = {}, {}
         methods = {
-            "kbench_us": lambda: statistics.median(time_kbench(tracer, fn, flush)),
-            "kbench_zero_flush_us": lambda: statistics.median(time_kbench(tracer, fn, flush, flush_zero_only)),
+            "kbench_us": lambda: statistics.median(time_kbench(tracer, fn, flush, redraw=redraws.get(name))),
+            "kbench_zero_flush_us": lambda: statistics.median(
+                time_kbench(tracer, fn, flush, flush_zero_only, redraws.get(name))),
             "events_us": lambda: statistics.median(time_events(fn, flush)),
             "do_bench_us": lambda: time_do_bench(fn),
-            "kbench_repeat_medians_us": lambda: [statistics.median(time_kbench(tracer, fn, flush)) for _ in range(5)],
+            "kbench_repeat_medians_us": lambda: [
+                statistics.median(time_kbench(tracer, fn, flush, redraw=redraws.get(name))) for _ in range(5)],
         }
         for key, measure in methods.items():
             measured[key], after[key] = cooled(clocks, measure)
