@@ -43,6 +43,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export KBENCH_BUILD=build-gpu
 R=$(mktemp -d "${TMPDIR:-/tmp}/kbench-gpu-measure.XXXXXX")
+chmod o+x "$R" # the workers run as nobody and read the problems the benches write here
 export KBENCH_GPU_REPORT_DIR=$R
 T0=$(date +%s)
 at() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/steps.log"; }
