@@ -17,6 +17,10 @@
 #                  results) and the Python GPU tests, without the counters
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
+#   exploits-build every CUDA candidate of the exploit corpus (with the twins and KernelBench's
+#                  mnist2) built into the compile cache in parallel (`kbench suite --build-only`),
+#                  so the exploit steps that follow spend their time evaluating
+#   exploits:REGEX GPU test CudaExploits on the entries whose candidate matches REGEX
 #   exploits       GPU tests CudaExploits (the exploit corpus's CUDA entries, the own-kernel-share
 #                  rule on the library-reuse ones) and CudaRules (KernelBench's partial-replacement
 #                  example passes the default rules); about 3-4 minutes, two extensions to build
@@ -25,6 +29,7 @@
 #                  then spends 10-17 s building the torch.compile baseline and up to 15 s
 #                  sampling), so the whole suite does not fit in one call: use examples:REGEX
 #   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX
+#   rules          GPU test CudaRules (KernelBench's mnist2 passes the default rules; its share)
 #   collective-eval one `kbench eval` of a 2-rank all-reduce with a torch-only candidate (NCCL
 #                  under the full sandbox in a minute, where the collectives test takes 5)
 #   collectives    GPU test CudaCollectives (NCCL; needs two GPUs)
@@ -106,6 +111,38 @@ for step in "$@"; do
       ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
     exploits) ctest_step exploits 560 "CudaExploits|CudaRules|CudaTrivialAnswers" ;;
+    exploits-build)
+      python3 - > "$R/exploits-build.json" <<'PY'
+import json
+from pathlib import Path
+root = Path("examples/exploits").resolve()
+corpus = json.loads((root / "exploits.json").read_text())
+entries, seen = [], set()
+def add(problem, candidate, rules):
+    if candidate not in seen:
+        seen.add(candidate)
+        entries.append({"problem": problem, "candidate": candidate, "device": "cuda", "rules": rules})
+for e in corpus["entries"]:
+    if e["device"] != "cuda" or "dynamic" not in e:
+        continue
+    problem = str((root / e.get("problem", corpus["problem"])).resolve())
+    add(problem, str(root / e["candidate"]), e["dynamic"].get("rules", "default"))
+    if "twin" in e["dynamic"]:
+        add(problem, str((root / e["dynamic"]["twin"]).resolve()), "default")
+tests = Path("tests/e2e").resolve()
+add(str(tests / "problems/kernelbench_mnist2.py"), str(tests / "candidates/kernelbench_mnist2_new.py"), "default")
+print(json.dumps({"entries": entries}, indent=1))
+PY
+      timeout "$(limit 300)" "$K" suite "$R/exploits-build.json" --build-only --jobs "$(nproc)" \
+        --device cuda > "$R/exploits-build.txt" 2>&1
+      at "exploits-build rc=$? $(tail -1 "$R/exploits-build.txt")"
+      ;;
+    exploits:*)
+      part=$((${part:-0} + 1))
+      KBENCH_EXPLOITS_FILTER=${step#exploits:} ctest_step "exploits-part$part" 560 "CudaExploits"
+      cat "$R/exploits.txt" 2>/dev/null | tail -40
+      ;;
+    rules) ctest_step rules 200 "CudaRules" ;;
     disassemble)
       timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"

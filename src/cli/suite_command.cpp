@@ -21,6 +21,28 @@
 namespace kbench::cli {
 namespace fs = std::filesystem;
 
+namespace {
+
+// --build-only: the builds a suite would run ahead, reported one line each; exit 1 when one
+// failed, so a script that warms the cache sees it.
+int build_all(const std::vector<EvalOptions>& builds, int jobs) {
+  std::cerr << fmt::format("kbench suite: building {} candidate(s), {} at a time\n", builds.size(),
+                           jobs);
+  const auto results = prebuild(builds, jobs);
+  int failed = 0;
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    const bool built = results[i].status == Status::ok;
+    failed += built ? 0 : 1;
+    std::cout << fmt::format("{} {} ({:.1f} s{})\n", built ? "built " : "FAILED",
+                             builds[i].candidate.string(), results[i].wall_s,
+                             built ? "" : ": " + results[i].message);
+  }
+  std::cout << fmt::format("{} built, {} failed\n", builds.size() - failed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+} // namespace
+
 Command register_suite_command(CLI::App& app) {
   auto* command =
       app.add_subcommand("suite", "evaluate every pair a manifest lists; print a table");
@@ -36,8 +58,12 @@ Command register_suite_command(CLI::App& app) {
   auto jobs = std::make_shared<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
   command->add_option("--jobs", *jobs, "candidates built in parallel before the evaluations")
       ->capture_default_str();
+  auto build_only = std::make_shared<bool>(false);
+  command->add_flag("--build-only", *build_only,
+                    "build every candidate into the compile cache, --jobs at a time, and evaluate "
+                    "none (warms the cache before a timed run)");
 
-  const auto run = [options, manifest, jsonl, jobs, only_device]() -> int {
+  const auto run = [options, manifest, jsonl, jobs, only_device, build_only]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
@@ -70,6 +96,9 @@ Command register_suite_command(CLI::App& app) {
       if (plan.run) {
         runs.push_back(*plan.run);
       }
+    }
+    if (*build_only) {
+      return build_all(sched::distinct_builds(runs), *jobs);
     }
     if (*jobs > 1 && runs.size() > 1) {
       const auto builds = sched::distinct_builds(runs);

@@ -5,14 +5,15 @@
 // because it calls `evaluate`; which builds to make is sched::distinct_builds
 // (sched/suite_plan.hpp), so this file only holds the thread pool.
 #include "core/options.hpp"
+#include "core/result.hpp"
 
 #include <vector>
 
 namespace kbench {
 
 // Evaluates each of `builds` (compile-only options), `jobs` at a time (at least one), and
-// returns when all have finished. Their results are dropped: the evaluation that follows each
-// build reports how it went.
-void prebuild(const std::vector<EvalOptions>& builds, int jobs);
+// returns their results, in order, when all have finished. A suite drops them (the evaluation
+// that follows each build reports how it went); `suite --build-only` prints them.
+std::vector<EvalResult> prebuild(const std::vector<EvalOptions>& builds, int jobs);
 
 } // namespace kbench

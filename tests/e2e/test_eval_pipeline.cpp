@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 using kbench::testing::repo_path;
@@ -88,4 +90,36 @@ TEST(EvalPipeline, ExamplesSuiteOnCpuMeetsEveryExpectation) {
                               false);
   EXPECT_EQ(run.exit_code, 0) << run.stdout_text << run.stderr_text;
   EXPECT_NE(run.stdout_text.find("0 not as expected"), std::string::npos) << run.stdout_text;
+}
+
+// `suite --build-only` warms the compile cache and evaluates nothing: one line per distinct
+// candidate, and exit 1 when a build failed, so a script that warms the cache before a timed
+// run sees the failure.
+TEST(EvalPipeline, SuiteBuildOnlyBuildsEachCandidateOnceAndReportsFailures) {
+  const auto manifest = std::filesystem::temp_directory_path() / "kbench-build-only.json";
+  const std::string relu = repo_path("problems/level1/1_relu.py");
+  std::ofstream(manifest) << nlohmann::json{
+      {"entries",
+       {{{"problem", relu},
+         {"candidate", repo_path("examples/cpu/level1_relu.py")},
+         {"device", "cpu"}},
+        {{"problem", relu},
+         {"candidate", repo_path("examples/cpu/level1_relu.py")},
+         {"device", "cpu"}},
+        {{"problem", relu},
+         {"candidate", repo_path("examples/broken/cpu_compile_error.py")},
+         {"device", "cpu"},
+         {"rules",
+          "structural"}}}}}.dump();
+  const auto run = run_kbench({"suite", manifest.string(), "--build-only", "--jobs", "2"}, false);
+  std::filesystem::remove(manifest);
+  EXPECT_EQ(run.exit_code, 1) << run.stdout_text << run.stderr_text;
+  EXPECT_NE(run.stdout_text.find("built  " + repo_path("examples/cpu/level1_relu.py")),
+            std::string::npos)
+      << run.stdout_text;
+  EXPECT_NE(run.stdout_text.find("FAILED " + repo_path("examples/broken/cpu_compile_error.py")),
+            std::string::npos)
+      << run.stdout_text;
+  EXPECT_NE(run.stdout_text.find("1 built, 1 failed"), std::string::npos) << run.stdout_text;
+  EXPECT_EQ(run.stdout_text.find("not as expected"), std::string::npos) << run.stdout_text;
 }
