@@ -15,11 +15,13 @@
 #   counters       GPU test CudaCounters alone (ncu under the full sandbox)
 #   timing-core    GPU tests CudaTiming (ReLU traced in paired blocks, side stream and cached
 #                  results) and the Python GPU tests, without the counters
+#   pytest-gpu     the Python GPU tests alone (CUPTI tracing through kbench_native)
 #   side-stream    GPU test CudaTiming.SideStreamAndCachedResultsAreCaught
 #   disassemble    `kbench disassemble` with the toolkit's cuobjdump
-#   exploits-build every CUDA candidate of the exploit corpus (with the twins and KernelBench's
+#   exploits-build[:REGEX] every CUDA candidate of the exploit corpus (with the twins and KernelBench's
 #                  mnist2) built into the compile cache in parallel (`kbench suite --build-only`),
-#                  so the exploit steps that follow spend their time evaluating
+#                  so the exploit steps that follow spend their time evaluating; with REGEX, also
+#                  the CUDA examples whose candidate matches it (for a later honest-flags step)
 #   exploits:REGEX GPU test CudaExploits on the entries whose candidate matches REGEX
 #   exploits       GPU tests CudaExploits (the exploit corpus's CUDA entries, the own-kernel-share
 #                  rule on the library-reuse ones) and CudaRules (KernelBench's partial-replacement
@@ -110,10 +112,15 @@ for step in "$@"; do
       at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
       ;;
     side-stream) ctest_step side-stream 120 "CudaTiming.SideStream" ;;
+    pytest-gpu)
+      PYTHONPATH=build-gpu/python:python timeout "$(limit 120)" python3 -m pytest -q -s tests/gpu/python \
+        > "$R/pytest-gpu.log" 2>&1
+      at "pytest gpu rc=$? $(tail -1 "$R/pytest-gpu.log")"
+      ;;
     exploits) ctest_step exploits 560 "CudaExploits|CudaRules|CudaTrivialAnswers" ;;
-    exploits-build)
-      python3 - > "$R/exploits-build.json" <<'PY'
-import json
+    exploits-build|exploits-build:*)
+      python3 - "${step#exploits-build}" > "$R/exploits-build.json" <<'PY'
+import json, re, sys
 from pathlib import Path
 root = Path("examples/exploits").resolve()
 corpus = json.loads((root / "exploits.json").read_text())
@@ -131,6 +138,11 @@ for e in corpus["entries"]:
         add(problem, str((root / e["dynamic"]["twin"]).resolve()), "default")
 tests = Path("tests/e2e").resolve()
 add(str(tests / "problems/kernelbench_mnist2.py"), str(tests / "candidates/kernelbench_mnist2_new.py"), "default")
+if sys.argv[1]:  # exploits-build:REGEX also builds the CUDA examples whose candidate matches
+    examples = Path("examples").resolve()
+    for e in json.loads((examples / "examples.json").read_text())["entries"]:
+        if e["device"] == "cuda" and re.search(sys.argv[1][1:], e["candidate"]):
+            add(str((examples / e["problem"]).resolve()), str(examples / e["candidate"]), e.get("rules", "default"))
 print(json.dumps({"entries": entries}, indent=1))
 PY
       timeout "$(limit 300)" "$K" suite "$R/exploits-build.json" --build-only --jobs "$(nproc)" \
