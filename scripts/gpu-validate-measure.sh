@@ -49,6 +49,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export KBENCH_BUILD=build-gpu
+# One compile cache for every step: the GPU tests' own (tests/CMakeLists.txt sets it for them),
+# so a step that builds ahead (exploits-build) saves the steps after it their builds.
+export KBENCH_CACHE_DIR=$PWD/build-gpu/test-cache
 R=$(mktemp -d "${TMPDIR:-/tmp}/kbench-gpu-measure.XXXXXX")
 chmod o+x "$R" # the workers run as nobody and read the problems the benches write here
 export KBENCH_GPU_REPORT_DIR=$R

@@ -324,6 +324,16 @@ def test_a_block_with_a_native_thread_left_running_fails():
     done.acquire()
 
 
+def test_a_block_whose_tracing_was_stopped_before_it_began_fails():
+    """The harness started CUPTI's tracing; a warm-up call stopped it before the block's watch
+    was made (exploit 36 on the H200): the watch trusts the harness's word, not CUPTI's state.
+    On the CPU CUPTI never runs, which is the same state as stopped."""
+    assert not integrity.native.kn.cupti_started()
+    _fails(lambda: integrity.BlockWatch(tracing=True).check("timed block 0"),
+           "timed block 0: CUPTI tracing was stopped during the timed calls")
+    integrity.BlockWatch(tracing=False).check("timed block 0")
+
+
 def test_a_block_with_a_patched_timer_fails(monkeypatch):
     watch = integrity.BlockWatch()
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)

@@ -222,11 +222,13 @@ class BlockWatch:
     """`BlockWatch()` at the start of a block of timed calls, `.check(label)` at its end: the
     API checks and the thread checks of ForwardWatch that need no inputs, and CUPTI's tracing
     still on if it was on at the start. Create it after the block's compile and warm-up
-    (torch.compile starts worker threads of its own)."""
+    (torch.compile starts worker threads of its own). `tracing` says whether the harness started
+    CUPTI's tracing for this process; it is not read back from CUPTI here, since a candidate can
+    stop the tracing in a warm-up call, before the block starts (GPU run, 2026-12-01)."""
 
-    def __init__(self):
+    def __init__(self, tracing=None):
         self.threads = _Threads()
-        self.tracing = bool(native.kn.cupti_started())
+        self.tracing = bool(native.kn.cupti_started()) if tracing is None else bool(tracing)
         _snapshot.add_harness_modules()  # modules imported since the candidate loaded (measurement)
 
     def check(self, label):

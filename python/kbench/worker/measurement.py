@@ -144,7 +144,7 @@ class TimingSession:
             if not asks and request.get("check_inputs"):
                 self.check_reproducible(seeds[0])
             # The candidate's process: threads it leaves running, patches, tracing stopped.
-            watch = integrity.BlockWatch() if asks else None
+            watch = integrity.BlockWatch(tracing=self.cuda and self.tracer.active) if asks else None
             clock_before = self.clocks.read()
             windows, events = [], []
             if asks:
