@@ -44,10 +44,13 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_option("--min-samples", o.min_samples, "stopping rule: at least this many samples")
       ->capture_default_str();
   command
-      .add_option("--max-noise", o.max_noise,
-                  "stopping rule: relative std to reach (0.005 = 0.5 %)")
+      .add_option("--timing-precision", o.timing_precision,
+                  "stopping rule: half-width of the 95 % intervals of each side's median and of "
+                  "the speedup, relative (0.01 = ±1 %)")
       ->capture_default_str();
-  command.add_option("--min-time", o.min_time, "stopping rule: seconds of measured time per side")
+  command
+      .add_option("--min-time", o.min_time,
+                  "stopping rule: at least this many seconds of measured time per side (0: none)")
       ->capture_default_str();
   command
       .add_option("--timing-timeout", o.timing_timeout, "wall-clock seconds of sampling at most")

@@ -42,7 +42,7 @@ EvalOptions read_options(const JsonObjectReader& in) {
   in.read("warmup", o.warmup);
   in.read("iterations", o.iterations);
   in.read("min_samples", o.min_samples);
-  in.read("max_noise", o.max_noise);
+  in.read("timing_precision", o.timing_precision);
   in.read("min_time", o.min_time);
   in.read("timing_timeout", o.timing_timeout);
   in.read("throttle_recovery", o.throttle_recovery);
@@ -80,7 +80,7 @@ nlohmann::json to_json(const EvalOptions& o) {
       {"warmup", o.warmup},
       {"iterations", o.iterations},
       {"min_samples", o.min_samples},
-      {"max_noise", o.max_noise},
+      {"timing_precision", o.timing_precision},
       {"min_time", o.min_time},
       {"timing_timeout", o.timing_timeout},
       {"throttle_recovery", o.throttle_recovery},
@@ -181,12 +181,12 @@ std::vector<OptionProblem> find_option_problems(const EvalOptions& o) {
     problems.push_back({failing({{"iterations", o.iterations < 0}, {"warmup", o.warmup < 0}}),
                         "--iterations and --warmup must not be negative"});
   }
-  if (o.min_samples < 1 || o.max_noise <= 0 || o.min_time < 0 || o.timing_timeout <= 0) {
+  if (o.min_samples < 1 || o.timing_precision <= 0 || o.min_time < 0 || o.timing_timeout <= 0) {
     problems.push_back({failing({{"min_samples", o.min_samples < 1},
-                                 {"max_noise", o.max_noise <= 0},
+                                 {"timing_precision", o.timing_precision <= 0},
                                  {"timing_timeout", o.timing_timeout <= 0},
                                  {"min_time", o.min_time < 0}}),
-                        "--min-samples must be at least 1, --max-noise and --timing-timeout "
+                        "--min-samples must be at least 1, --timing-precision and --timing-timeout "
                         "positive and --min-time not negative"});
   }
   if (o.gpu < 0) {

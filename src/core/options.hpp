@@ -40,8 +40,10 @@ struct EvalOptions {
   // rule is met.
   int iterations = 0;
   int min_samples = 10;
-  double max_noise = 0.005;   // relative std
-  double min_time = 0.5;      // seconds of measured time per side
+  // Half-width of the 95 % intervals of each side's median and of the speedup, relative to the
+  // estimate: sampling stops once all are within it (or at the timer's resolution).
+  double timing_precision = 0.01;
+  double min_time = 0;        // seconds of measured time per side; 0: no such floor
   double timing_timeout = 15; // wall-clock seconds per evaluation's sampling
   // Seconds of idle after a block dropped for a low SM clock, so the GPU can recover before the
   // next one (NVBench's --throttle-recovery-delay).

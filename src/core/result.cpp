@@ -83,6 +83,11 @@ nlohmann::json counters_json(const CountersInfo& c) {
             {"ratio", maybe(c.energy_ratio)}}}};
 }
 
+nlohmann::json interval_json(const std::optional<Interval>& interval) {
+  return interval ? nlohmann::json{{"low", interval->low}, {"high", interval->high}}
+                  : nlohmann::json(nullptr);
+}
+
 nlohmann::json timing_side_json(const TimingSide& side) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& stats : side.per_rank_us) {
@@ -92,6 +97,9 @@ nlohmann::json timing_side_json(const TimingSide& side) {
           {"l2_flush", side.l2_flush},
           {"stats", stats_json(side.stats_us)},
           {"host_stats", stats_json(side.host_stats_us)},
+          {"median_ci95_us", interval_json(side.median_ci_us)},
+          {"resolution_us", maybe(side.resolution_us)},
+          {"at_resolution", side.at_resolution},
           {"stop_reason", side.stop_reason},
           {"tracing", side.tracing},
           {"tracing_overhead_us", maybe(side.tracing_overhead_us)},
@@ -111,11 +119,6 @@ nlohmann::json timing_side_json(const TimingSide& side) {
           {"compile_s", maybe(side.compile_s)},
           {"samples_us", side.samples_us},
           {"per_rank", ranks}};
-}
-
-nlohmann::json interval_json(const std::optional<Interval>& interval) {
-  return interval ? nlohmann::json{{"low", interval->low}, {"high", interval->high}}
-                  : nlohmann::json(nullptr);
 }
 
 nlohmann::json comparison_json(const OutputComparison& output) {
@@ -247,6 +250,9 @@ nlohmann::json to_json(const EvalResult& r) {
   timing["compiled_skipped_reason"] = r.timing.compiled_skipped_reason;
   timing["speedup"] = r.timing.speedup ? number(*r.timing.speedup) : nlohmann::json(nullptr);
   timing["speedup_ci95"] = interval_json(r.timing.speedup_ci);
+  timing["speedup_resolution"] = maybe(r.timing.speedup_resolution);
+  timing["speedup_ci_at_resolution"] = r.timing.speedup_ci_at_resolution;
+  timing["stop_reason"] = r.timing.stop_reason;
   timing["speedup_scored"] = r.timing.speedup_scored;
   timing["unscored_reason"] = r.timing.unscored_reason;
   timing["speedup_vs_compiled"] = maybe(r.timing.speedup_vs_compiled);

@@ -68,12 +68,24 @@ struct TrialResult {
   std::vector<OutputComparison> outputs;
 };
 
+struct Interval {
+  double low = 0, high = 0; // 95 %
+};
+
 struct TimingSide {
   std::string method; // "cupti", "cuda_event", "perf_counter", "barrier_to_last_rank"
   bool l2_flush = false;
   SampleStats stats_us;      // device time per call (host time on the CPU)
   SampleStats host_stats_us; // host latency: call to device idle
-  std::string stop_reason;   // converged, plateau, fixed, or "timeout: " and what was unmet
+  // The 95 % interval of the median of stats_us (order statistics), never narrower than one
+  // step of the timer: where the samples cannot resolve it, it spans that step, centred on the
+  // median, and at_resolution says so.
+  std::optional<Interval> median_ci_us;
+  std::optional<double> resolution_us; // the smallest step between distinct samples
+  bool at_resolution = false;
+  // converged (the interval within the timing precision), resolution (at the timer's step),
+  // fixed (--iterations), or "timeout: " and what was unmet
+  std::string stop_reason;
   std::string tracing;       // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
@@ -88,10 +100,6 @@ struct TimingSide {
   std::optional<double> compile_s;                 // torch.compile's first calls (compiled side)
   std::vector<double> samples_us;       // with several ranks: barrier to the slowest rank's end
   std::vector<SampleStats> per_rank_us; // each rank's own spans; empty for one rank
-};
-
-struct Interval {
-  double low = 0, high = 0; // 95 %
 };
 
 // Something about the timing a reader must know, with a sentence saying what and why.
@@ -113,6 +121,14 @@ struct TimingInfo {
   bool speedup_scored = true;
   std::string unscored_reason;
   std::optional<Interval> speedup_ci;
+  // One step of each side's timer, carried into the speedup: s·(step_R/median_R +
+  // step_C/median_C). A bootstrap interval narrower than it is widened to it, and
+  // speedup_ci_at_resolution says so.
+  std::optional<double> speedup_resolution;
+  bool speedup_ci_at_resolution = false;
+  // Why the paired loop stopped: converged (every interval within the timing precision, or at
+  // the timer's resolution), fixed (--iterations), or "timeout: " and what was still unmet.
+  std::string stop_reason;
   std::optional<double> speedup_vs_compiled;
   std::optional<Interval> speedup_vs_compiled_ci;
   std::string compiled_skipped_reason;

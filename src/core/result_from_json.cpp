@@ -46,12 +46,26 @@ SampleStats read_stats_field(const Reader& in, const char* key) {
   return stats ? read_stats(*stats) : SampleStats{};
 }
 
+std::optional<Interval> read_interval(const Reader& in, const char* key) {
+  const auto interval = in.object(key);
+  if (!interval) {
+    return std::nullopt;
+  }
+  Interval out;
+  interval->read("low", out.low);
+  interval->read("high", out.high);
+  return out;
+}
+
 TimingSide read_timing_side(const Reader& in) {
   TimingSide side;
   in.read("method", side.method);
   in.read("l2_flush", side.l2_flush);
   side.stats_us = read_stats_field(in, "stats");
   side.host_stats_us = read_stats_field(in, "host_stats");
+  side.median_ci_us = read_interval(in, "median_ci95_us");
+  in.read("resolution_us", side.resolution_us);
+  in.read("at_resolution", side.at_resolution);
   in.read("stop_reason", side.stop_reason);
   in.read("tracing", side.tracing);
   in.read("tracing_overhead_us", side.tracing_overhead_us);
@@ -85,17 +99,6 @@ std::optional<TimingSide> read_optional_side(const Reader& in, const char* key) 
   return side ? std::optional(read_timing_side(*side)) : std::nullopt;
 }
 
-std::optional<Interval> read_interval(const Reader& in, const char* key) {
-  const auto interval = in.object(key);
-  if (!interval) {
-    return std::nullopt;
-  }
-  Interval out;
-  interval->read("low", out.low);
-  interval->read("high", out.high);
-  return out;
-}
-
 TimingInfo read_timing(const Reader& in) {
   TimingInfo t;
   in.read("measured", t.measured);
@@ -106,6 +109,9 @@ TimingInfo read_timing(const Reader& in) {
   in.read("compiled_skipped_reason", t.compiled_skipped_reason);
   in.read("speedup", t.speedup);
   t.speedup_ci = read_interval(in, "speedup_ci95");
+  in.read("speedup_resolution", t.speedup_resolution);
+  in.read("speedup_ci_at_resolution", t.speedup_ci_at_resolution);
+  in.read("stop_reason", t.stop_reason);
   in.read("speedup_scored", t.speedup_scored);
   in.read("unscored_reason", t.unscored_reason);
   in.read("speedup_vs_compiled", t.speedup_vs_compiled);

@@ -1,29 +1,15 @@
 #include "measure/stopping_rule.hpp"
 
-#include "measure/stats.hpp"
-
 #include <fmt/format.h>
 
-#include <cmath>
-
 namespace kbench::measure {
-namespace {
-
-// Relative std of the last `count` values, through the same summary the samples get.
-double recent_noise(const std::vector<double>& values, std::size_t count) {
-  return summarize(
-             std::vector<double>(values.end() - static_cast<std::ptrdiff_t>(count), values.end()))
-      .noise;
-}
-
-} // namespace
 
 const char* stop_reason_name(StopReason reason) {
   switch (reason) {
   case StopReason::converged:
     return "converged";
-  case StopReason::plateau:
-    return "plateau";
+  case StopReason::resolution:
+    return "resolution";
   case StopReason::timeout:
     return "timeout";
   case StopReason::none:
@@ -34,37 +20,25 @@ const char* stop_reason_name(StopReason reason) {
 
 StoppingRule::StoppingRule(StoppingSettings settings) : m_settings(settings) {}
 
-StopReason StoppingRule::add(double sample_us, double elapsed_wall_s) {
+void StoppingRule::add(double sample_us) {
   m_samples.push_back(sample_us);
-  m_sum += sample_us;
-  m_sum_sq += sample_us * sample_us;
-  const double n = static_cast<double>(m_samples.size());
-  // Noise only once there are enough samples for the estimate to mean something (NVBench: 5).
-  if (m_samples.size() >= 5) {
-    const double mean = m_sum / n;
-    const double variance = std::max(0.0, (m_sum_sq - n * mean * mean) / (n - 1));
-    m_noise = mean > 0 ? std::sqrt(variance) / mean : 0;
-    if (std::isfinite(m_noise)) {
-      m_noise_history.push_back(m_noise);
-    }
+  m_sum_us += sample_us;
+}
+
+StopReason StoppingRule::judge(double elapsed_wall_s) {
+  m_interval = median_interval(m_samples);
+  const bool enough = m_samples.size() >= m_settings.min_samples &&
+                      m_sum_us / 1e6 >= m_settings.min_time_s && m_interval;
+  // At the timer's resolution first: a degenerate interval is "within" any precision, but what
+  // it says is that the clock cannot resolve the median any better.
+  if (enough && m_interval->at_resolution) {
+    return StopReason::resolution;
   }
-  if (elapsed_wall_s >= m_settings.timeout_s) {
-    return StopReason::timeout;
-  }
-  const bool enough =
-      m_samples.size() >= m_settings.min_samples && m_sum / 1e6 >= m_settings.min_time_s;
-  if (!enough) {
-    return StopReason::none;
-  }
-  if (m_noise < m_settings.max_noise) {
+  if (enough && relative_half_width(m_interval->low, m_interval->high, m_interval->median) <=
+                    m_settings.precision) {
     return StopReason::converged;
   }
-  if (m_noise_history.size() > m_settings.plateau_history &&
-      m_samples.size() % m_settings.plateau_stride == 0 &&
-      recent_noise(m_noise_history, m_settings.plateau_history) < m_settings.plateau_rel_std) {
-    return StopReason::plateau;
-  }
-  return StopReason::none;
+  return elapsed_wall_s >= m_settings.timeout_s ? StopReason::timeout : StopReason::none;
 }
 
 std::string StoppingRule::unmet() const {
@@ -73,12 +47,18 @@ std::string StoppingRule::unmet() const {
   if (m_samples.size() < m_settings.min_samples) {
     add(fmt::format("{} samples of the {} required", m_samples.size(), m_settings.min_samples));
   }
-  if (m_sum / 1e6 < m_settings.min_time_s) {
-    add(fmt::format("{:.3f} s of measured time of the {:.3f} s required", m_sum / 1e6,
+  if (m_sum_us / 1e6 < m_settings.min_time_s) {
+    add(fmt::format("{:.3f} s of measured time of the {:.3f} s required", m_sum_us / 1e6,
                     m_settings.min_time_s));
   }
-  if (m_noise >= m_settings.max_noise) {
-    add(fmt::format("noise {:.2f} % above {:.2f} %", m_noise * 100, m_settings.max_noise * 100));
+  if (m_interval && !m_interval->at_resolution) {
+    const double half = relative_half_width(m_interval->low, m_interval->high, m_interval->median);
+    if (half > m_settings.precision) {
+      add(fmt::format("the median's 95 % interval ±{:.2f} % wider than ±{:.2f} %", half * 100,
+                      m_settings.precision * 100));
+    }
+  } else if (!m_interval) {
+    add("fewer than 6 samples: no interval for the median");
   }
   return out;
 }

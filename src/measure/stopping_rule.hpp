@@ -1,9 +1,14 @@
 #pragma once
-// When to stop sampling, like NVBench's `stdrel` criterion (docs/architecture.md, "The measurement
-// contract"): at least `min_samples`, relative standard deviation under `max_noise`, at least
-// `min_time_s` of measured time; or the noise has plateaued (it will not fall further); or the
-// wall-clock cap.
+// When one side's sampling may stop (docs/architecture.md, "The measurement contract"): once the
+// 95 % interval of its median is within ±`precision` of it, or spans no more than the timer's
+// resolution (more samples cannot narrow it), after at least `min_samples` (and, when set,
+// `min_time_s` of measured time); else at the wall-clock cap. Judged once per block, when the
+// block's samples are all in: the speedup's own interval is the paired loop's to judge
+// (pipeline/paired_timing.cpp), as it needs both sides' blocks.
+#include "measure/median_interval.hpp"
+
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,34 +16,31 @@ namespace kbench::measure {
 
 struct StoppingSettings {
   std::size_t min_samples = 10;
-  double max_noise = 0.005; // relative std (0.5 %)
-  double min_time_s = 0.5;  // sum of the measured times
-  double timeout_s = 15.0;  // wall clock spent sampling
-  // Plateau: every `plateau_stride` samples, once more than `plateau_history` noise values
-  // exist, stop if the relative std of the recent noise values is under `plateau_rel_std`.
-  std::size_t plateau_stride = 16;
-  std::size_t plateau_history = 64;
-  double plateau_rel_std = 0.05;
+  double precision = 0.01; // relative half-width of the 95 % intervals (±1 %)
+  double min_time_s = 0;   // sum of the measured times; none by default
+  double timeout_s = 15.0; // wall clock spent sampling
 };
 
-enum class StopReason { none, converged, plateau, timeout };
+enum class StopReason { none, converged, resolution, timeout };
 const char* stop_reason_name(StopReason reason);
 
 class StoppingRule {
 public:
   explicit StoppingRule(StoppingSettings settings = {});
-  // Adds one sample (µs) and the wall time spent so far; returns why to stop, or none.
-  StopReason add(double sample_us, double elapsed_wall_s);
-  double noise() const { return m_noise; } // current relative std (0 before 5 samples)
+  void add(double sample_us);
+  // Whether to stop, with the samples added so far and the wall time spent sampling.
+  StopReason judge(double elapsed_wall_s);
   std::size_t count() const { return m_samples.size(); }
-  // For a person: which conditions were not met when sampling stopped on the timeout.
+  // The median's interval as last judged (empty before 6 samples).
+  const std::optional<MedianInterval>& interval() const { return m_interval; }
+  // For a person: which conditions were unmet at the last judgement ("" when none was).
   std::string unmet() const;
 
 private:
   StoppingSettings m_settings;
   std::vector<double> m_samples;
-  std::vector<double> m_noise_history;
-  double m_sum = 0, m_sum_sq = 0, m_noise = 0;
+  double m_sum_us = 0;
+  std::optional<MedianInterval> m_interval;
 };
 
 } // namespace kbench::measure

@@ -4,16 +4,16 @@
 #include "core/json_io.hpp"
 #include "core/options.hpp"
 #include "core/stopwatch.hpp"
+#include "measure/median_interval.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/block_answer.hpp"
+#include "pipeline/seed_exchange.hpp"
 #include "pipeline/timed_output_check.hpp"
 #include "pipeline/timing_flags.hpp"
 #include "pipeline/worker_requests.hpp"
 
 #include <fmt/format.h>
-
-#include <sys/random.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +29,7 @@ TimingSettings timing_settings(const EvalOptions& options) {
   settings.warmup = options.warmup;
   settings.warm = options.warm;
   settings.stopping.min_samples = static_cast<std::size_t>(options.min_samples);
-  settings.stopping.max_noise = options.max_noise;
+  settings.stopping.precision = options.timing_precision;
   settings.stopping.min_time_s = options.min_time;
   settings.stopping.timeout_s = options.timing_timeout;
   settings.throttle_recovery_s = options.throttle_recovery;
@@ -50,90 +50,6 @@ constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
 // SAMPLE_ELEMENTS): all of a smaller output.
 constexpr int kSampledElements = 1024;
 
-// A seed no process can predict: from the kernel's entropy pool, drawn when it is needed. The
-// candidate's process sees each seed only when its call is next, and never the secret behind
-// the others, so it can neither regenerate the inputs ahead nor recognise a repeat.
-std::uint64_t secret_seed() {
-  std::uint64_t value = 0;
-  auto* bytes = reinterpret_cast<char*>(&value);
-  std::size_t got = 0;
-  while (got < sizeof value) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof value - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw std::runtime_error("getrandom failed: no entropy for the timed inputs' seeds");
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  return value;
-}
-
-std::vector<std::uint64_t> secret_seeds(int count) {
-  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(count));
-  for (auto& seed : seeds) {
-    seed = secret_seed();
-  }
-  return seeds;
-}
-
-// The candidate's side of one block's per-call exchange (worker_client.hpp, InterimHandler):
-// message {"returned": i} after i calls have returned; the answer carries the seed of call i
-// and the sample seed of call i - 1, drawn only now, after that call returned. Any other
-// message breaks the protocol: only the candidate's code would send one.
-class SeedExchange {
-public:
-  explicit SeedExchange(const std::vector<std::uint64_t>& seeds) : m_seeds(seeds) {}
-
-  std::optional<nlohmann::json> operator()(const nlohmann::json& message) {
-    const auto returned = message.find("returned");
-    const bool expected = m_violation.empty() && returned != message.end() &&
-                          returned->is_number_integer() &&
-                          returned->get<std::int64_t>() == static_cast<std::int64_t>(m_answered) &&
-                          m_answered <= m_seeds.size();
-    if (!expected) {
-      if (m_violation.empty()) {
-        m_violation = fmt::format("the candidate's process sent {} where the harness expected "
-                                  "that {} calls had returned: code other than the harness's "
-                                  "used its channel to the orchestrator",
-                                  message.dump().substr(0, 200), m_answered);
-      }
-      return nlohmann::json{{"error", "protocol"}};
-    }
-    nlohmann::json answer = nlohmann::json::object();
-    if (m_answered > 0) {
-      m_sample_seeds.push_back(secret_seed());
-      answer["sample_seed"] = m_sample_seeds.back();
-    }
-    if (m_answered < m_seeds.size()) {
-      answer["seed"] = m_seeds[m_answered];
-    }
-    ++m_answered;
-    return answer;
-  }
-
-  const std::vector<std::uint64_t>& sample_seeds() const { return m_sample_seeds; }
-  bool violated() const { return !m_violation.empty(); }
-  // Empty when the worker asked before each call and once after the last.
-  std::string problem() const {
-    if (!m_violation.empty()) {
-      return m_violation;
-    }
-    if (m_answered != m_seeds.size() + 1) {
-      return fmt::format("the candidate's process reported {} of {} timed calls returned",
-                         m_answered == 0 ? 0 : m_answered - 1, m_seeds.size());
-    }
-    return {};
-  }
-
-private:
-  const std::vector<std::uint64_t>& m_seeds;
-  std::vector<std::uint64_t> m_sample_seeds;
-  std::size_t m_answered = 0; // messages answered: the first asks for call 0's seed
-  std::string m_violation;
-};
-
 // Widens [low, high] by a block's readings of one clock; returns the block's lowest (0: none).
 double fold_clock(const std::vector<double>& readings, std::optional<double>& low,
                   std::optional<double>& high) {
@@ -144,6 +60,27 @@ double fold_clock(const std::vector<double>& readings, std::optional<double>& lo
     high = high ? std::max(*high, v) : v;
   }
   return block_low;
+}
+
+// A bootstrap over fewer blocks than this says nothing (one block: a zero-width interval).
+constexpr std::size_t kMinBlocksForInterval = 5;
+
+// The median's 95 % interval into the result, never narrower than one step of the timer.
+void report_median_interval(const std::vector<double>& samples, TimingSide& out) {
+  const auto interval = measure::median_interval(samples);
+  if (!interval) {
+    return;
+  }
+  out.median_ci_us = Interval{interval->low, interval->high};
+  if (interval->resolution > 0) {
+    out.resolution_us = interval->resolution;
+  }
+  out.at_resolution = interval->at_resolution;
+  if (interval->at_resolution && interval->resolution > 0) {
+    const double half = interval->resolution / 2;
+    out.median_ci_us = Interval{std::min(interval->low, interval->median - half),
+                                std::max(interval->high, interval->median + half)};
+  }
 }
 
 // One side's samples and what its blocks reported.
@@ -210,18 +147,12 @@ public:
         }
       }
       size_next_block();
-      const double elapsed = wall_seconds();
-      const double cap_s = m_settings.stopping.timeout_s;
-      bool all_done = true;
-      for (auto& side : m_sides) {
-        all_done = all_done && (side.done || elapsed > cap_s);
-        if (!side.done && elapsed > cap_s) {
-          side.out.stop_reason = "timeout: " + side.rule.unmet();
-        }
-      }
-      if (all_done) {
+      if (m_settings.iterations > 0 ? all_fixed_calls_done() : precise_enough(result.timing)) {
         break;
       }
+    }
+    if (m_settings.iterations > 0) {
+      result.timing.stop_reason = "fixed";
     }
     finish(result.timing);
     result.call_bytes = m_seen.input_bytes + m_output_bytes;
@@ -262,9 +193,9 @@ private:
     const int calls = static_cast<int>(seeds.size());
     Side& candidate = m_sides[1];
     SeedExchange exchange(seeds);
-    const auto theirs =
-        time_block(candidate, block_request(candidate, block, calls),
-                   [&](const nlohmann::json& message) { return exchange(message); }, result);
+    const auto theirs = time_block(
+        candidate, block_request(candidate, block, calls),
+        [&](const nlohmann::json& message) { return exchange(message); }, result);
     if (exchange.violated() || (theirs && !exchange.problem().empty())) {
       result.failure = incorrect("integrity check failed: " + exchange.problem());
       return false;
@@ -393,19 +324,88 @@ private:
       if (fixed > 0) {
         side.done = side.device_us.size() >= static_cast<std::size_t>(fixed);
         side.out.stop_reason = "fixed";
-      } else if (!side.done) {
-        const auto reason = side.rule.add(call.device_us, wall_seconds());
-        if (reason != measure::StopReason::none) {
-          side.done = true;
-          // A timeout says which of the rule's conditions were still unmet, whether the side's
-          // own rule or the paired loop saw the cap first.
-          side.out.stop_reason = reason == measure::StopReason::timeout
-                                     ? "timeout: " + side.rule.unmet()
-                                     : measure::stop_reason_name(reason);
-        }
+      } else {
+        side.rule.add(call.device_us);
       }
     }
     return true;
+  }
+
+  bool all_fixed_calls_done() const {
+    return std::all_of(m_sides.begin(), m_sides.end(), [](const Side& side) { return side.done; });
+  }
+
+  // The stopping rule, judged after each block (docs/architecture.md, "The measurement
+  // contract"): every side's median within the timing precision (or at its timer's resolution),
+  // and then the speedup's interval too; or the wall-clock cap. Each side's rule is judged anew
+  // each block, as every side keeps being timed for the pairing until all are done.
+  bool precise_enough(TimingInfo& timing) {
+    const double elapsed = wall_seconds();
+    const bool capped = elapsed >= m_settings.stopping.timeout_s;
+    std::string unmet;
+    auto note = [&](const std::string& text) { unmet += (unmet.empty() ? "" : "; ") + text; };
+    bool sides_done = true;
+    for (auto& side : m_sides) {
+      const auto reason = side.rule.judge(elapsed);
+      side.done =
+          reason == measure::StopReason::converged || reason == measure::StopReason::resolution;
+      sides_done = sides_done && side.done;
+      side.out.stop_reason =
+          side.done ? measure::stop_reason_name(reason) : "timeout: " + side.rule.unmet();
+      if (!side.done) {
+        note(fmt::format("{} {}: {}",
+                         side.role == WorkerRole::candidate ? "candidate" : "reference",
+                         side.target, side.rule.unmet()));
+      }
+    }
+    // The speedup's bootstrap is the costly judgement: only once both medians are precise.
+    const std::string speedup = sides_done ? speedup_unmet() : "not judged yet";
+    if (!speedup.empty()) {
+      note("speedup: " + speedup);
+    }
+    if (unmet.empty()) {
+      timing.stop_reason = "converged";
+      return true;
+    }
+    if (capped) {
+      timing.stop_reason = "timeout: " + unmet;
+      return true;
+    }
+    return false;
+  }
+
+  // Empty when the speedup's 95 % interval is within the timing precision, or no wider than
+  // what one step of each side's timer makes of it.
+  std::string speedup_unmet() const {
+    if (m_seen.blocks.size() < kMinBlocksForInterval) {
+      return fmt::format("{} paired blocks of the {} an interval needs", m_seen.blocks.size(),
+                         kMinBlocksForInterval);
+    }
+    // Fewer resamples than the reported interval's: this only decides whether to go on.
+    const auto estimate = measure::paired_speedup(m_seen.blocks, 400);
+    if (!estimate) {
+      return "no positive median on one side";
+    }
+    const double half =
+        measure::relative_half_width(estimate->low, estimate->high, estimate->speedup);
+    const auto step = speedup_step(estimate->speedup);
+    if (half <= m_settings.stopping.precision ||
+        (step && estimate->high - estimate->low <= *step)) {
+      return {};
+    }
+    return fmt::format("the 95 % interval ±{:.2f} % wider than ±{:.2f} %", half * 100,
+                       m_settings.stopping.precision * 100);
+  }
+
+  // What one step of each eager side's timer makes of a speedup: s·(step_R/m_R + step_C/m_C).
+  std::optional<double> speedup_step(double speedup) const {
+    const auto& r = m_sides[0].rule.interval();
+    const auto& c = m_sides[1].rule.interval();
+    if (!r || !c || !(r->median > 0) || !(c->median > 0) || r->resolution <= 0 ||
+        c->resolution <= 0) {
+      return std::nullopt;
+    }
+    return speedup * (r->resolution / r->median + c->resolution / c->median);
   }
 
   // Every side times the same number of calls per block (the same inputs), sized so that the
@@ -443,6 +443,7 @@ private:
     for (auto& side : m_sides) {
       side.out.samples_us = side.device_us;
       side.out.stats_us = measure::summarize(side.device_us);
+      report_median_interval(side.device_us, side.out);
       side.out.host_stats_us = measure::summarize(side.host_us);
       side.out.kernels_per_call = side.kernels_per_call;
       if (!side.launches.empty()) {
@@ -472,12 +473,20 @@ private:
       timing.compiled_skipped_reason =
           m_setup.cuda ? "turned off (--no-compile-baseline)" : "GPU evaluations only";
     }
-    // A bootstrap over fewer blocks than this says nothing (one block: a zero-width interval).
-    constexpr std::size_t kMinBlocksForInterval = 5;
     if (const auto estimate = measure::paired_speedup(m_seen.blocks)) {
       timing.speedup = estimate->speedup;
       if (estimate->blocks >= kMinBlocksForInterval) {
         timing.speedup_ci = Interval{estimate->low, estimate->high};
+        timing.speedup_resolution = speedup_step(estimate->speedup);
+        // A quantised timer makes the bootstrap's interval degenerate ([1.37, 1.37] for a
+        // 1.7 µs kernel): the resolution is what is known, not a zero-width interval.
+        if (timing.speedup_resolution &&
+            estimate->high - estimate->low < *timing.speedup_resolution) {
+          const double half = *timing.speedup_resolution / 2;
+          timing.speedup_ci = Interval{std::min(estimate->low, estimate->speedup - half),
+                                       std::max(estimate->high, estimate->speedup + half)};
+          timing.speedup_ci_at_resolution = true;
+        }
       }
     }
     if (const auto estimate = measure::paired_speedup(m_compiled_blocks)) {

@@ -26,7 +26,7 @@ struct TimingSettings {
   int iterations = 0;
   int warmup = 3;    // calls before the first block of each side
   bool warm = false; // no L2 flush before each sample
-  // min_samples, max_noise, min_time_s and timeout_s, the last also the paired loop's cap.
+  // min_samples, precision, min_time_s and timeout_s, the last also the paired loop's cap.
   measure::StoppingSettings stopping;
   double throttle_recovery_s = 0.05;     // idle after a block dropped for a low SM clock
   bool compile_baseline = true;          // time the reference under torch.compile too (GPU only)

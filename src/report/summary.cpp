@@ -30,8 +30,16 @@ namespace {
 
 std::string timing_line(const TimingSide& side) {
   const auto& s = side.stats_us;
-  std::string text = fmt::format("median {} (p10 {}, p90 {}, noise {:.1f} %, n {}, {}{}",
-                                 format_duration_us(s.median), format_duration_us(s.p10),
+  const std::string interval =
+      side.median_ci_us ? fmt::format(" [{}, {}]{}", format_duration_us(side.median_ci_us->low),
+                                      format_duration_us(side.median_ci_us->high),
+                                      side.at_resolution && side.resolution_us
+                                          ? fmt::format(" at the timer's {} step",
+                                                        format_duration_us(*side.resolution_us))
+                                          : "")
+                        : "";
+  std::string text = fmt::format("median {}{} (p10 {}, p90 {}, noise {:.1f} %, n {}, {}{}",
+                                 format_duration_us(s.median), interval, format_duration_us(s.p10),
                                  format_duration_us(s.p90), s.noise * 100.0, s.n, side.method,
                                  side.l2_flush ? ", L2 flushed" : "");
   if (side.host_stats_us.n > 0 && side.method != "perf_counter") {
@@ -122,7 +130,10 @@ std::string format_summary(const EvalResult& r) {
       text += ", " + speedup_text(*r.timing.speedup_vs_compiled, r.timing.speedup_vs_compiled_ci) +
               " vs torch.compile";
     }
-    line("speedup", text + (r.timing.speedup_ci ? " (ratio of medians, 95 % interval)"
+    line("speedup", text + (r.timing.speedup_ci ? r.timing.speedup_ci_at_resolution
+                                                      ? " (ratio of medians, 95 % interval "
+                                                        "widened to the timers' resolution)"
+                                                      : " (ratio of medians, 95 % interval)"
                                                 : " (ratio of medians)"));
     if (r.timing.fusion_ratio || r.timing.memory_ratio) {
       line("launches",

@@ -54,7 +54,7 @@ const std::vector<Expectation>& expectations() {
       FIELD(compile_timeout, Values{"120"}, 120s),
       FIELD(run_timeout, Values{"30"}, 30s),
       FIELD(min_samples, Values{"20"}, 20),
-      FIELD(max_noise, Values{"0.01"}, 0.01),
+      FIELD(timing_precision, Values{"0.02"}, 0.02),
       FIELD(min_time, Values{"1.5"}, 1.5),
       FIELD(timing_timeout, Values{"60"}, 60.0),
       FIELD(throttle_recovery, Values{"0.2"}, 0.2),

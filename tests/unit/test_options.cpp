@@ -30,7 +30,7 @@ EvalOptions full_options() {
   o.warmup = 9;
   o.iterations = 50;
   o.min_samples = 20;
-  o.max_noise = 0.01;
+  o.timing_precision = 0.02;
   o.min_time = 1.5;
   o.timing_timeout = 30;
   o.throttle_recovery = 0.25;
@@ -91,7 +91,7 @@ TEST(Options, KeysAreTheFlagNamesWithUnderscores) {
   const std::set<std::string> flags = {
       "problem", "candidate", "device", "gpu", "world_size", "trials", "seed", "variant",
       "precision", "atol", "rtol", "compile_timeout", "run_timeout", "no_timing", "warmup",
-      "iterations", "min_samples", "max_noise", "min_time", "timing_timeout",
+      "iterations", "min_samples", "timing_precision", "min_time", "timing_timeout",
       "throttle_recovery", "warm", "no_compile_baseline", "profile", "roofline",
       "backend", "rules", "python", "cache_dir", "keep_scratch"};
   // clang-format on
@@ -204,7 +204,7 @@ TEST(Options, ValidateKeepsTheFlagsWording) {
   o.atol = -1;
   o.run_timeout = std::chrono::seconds(0);
   o.warmup = -1;
-  o.max_noise = 0;
+  o.timing_precision = 0;
   o.gpu = -1;
   o.world_size = 65;
   EXPECT_EQ(validate(o), (std::vector<std::string>{
@@ -216,7 +216,7 @@ TEST(Options, ValidateKeepsTheFlagsWording) {
                              "--atol and --rtol must not be negative",
                              "--compile-timeout and --run-timeout must be positive",
                              "--iterations and --warmup must not be negative",
-                             "--min-samples must be at least 1, --max-noise and "
+                             "--min-samples must be at least 1, --timing-precision and "
                              "--timing-timeout positive and --min-time not negative",
                              "--gpu must not be negative",
                              "--world-size must be between 1 and 64 (0: the problem's "

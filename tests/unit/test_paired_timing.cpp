@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -46,9 +46,13 @@ std::filesystem::path outputs_dir(const std::string& side) {
 }
 
 PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate,
+                              double throttle_recovery_s, std::optional<double> peak_bandwidth,
+                              double cap_s, bool stop_on_precision);
+
+PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::json& candidate,
                               double throttle_recovery_s = 0,
                               std::optional<double> peak_bandwidth = std::nullopt,
-                              double cap_s = 0.6) {
+                              double cap_s = 0.6, bool stop_on_precision = false) {
   PairedTimingSetup setup;
   setup.reference_dir = outputs_dir("reference");
   setup.candidate_dir = outputs_dir("candidate");
@@ -56,9 +60,13 @@ PairedTimingOutcome time_pair(const nlohmann::json& reference, const nlohmann::j
   auto c = fake_worker(candidate, setup.candidate_dir);
   TimingSettings settings;
   settings.compile_baseline = false;
-  settings.stopping.min_time_s = 1e9; // never met: the wall-clock cap ends the loop ...
+  settings.stopping.min_time_s = 1e9;  // never met: the wall-clock cap ends the loop ...
   settings.stopping.timeout_s = cap_s; // ... after many blocks
-  settings.stopping.max_noise = 0;
+  settings.stopping.precision = 0;     // nor this
+  if (stop_on_precision) {
+    settings.stopping = {};
+    settings.stopping.timeout_s = cap_s;
+  }
   settings.throttle_recovery_s = throttle_recovery_s;
   setup.peak_bandwidth_bytes_per_s = peak_bandwidth;
   setup.reference = r.get();
@@ -99,6 +107,25 @@ TEST(PairedTiming, SteadyClocksRaiseNoFlagAndReachTheResult) {
   EXPECT_GT(side.blocks, 3U);
 }
 
+// Steady samples on both sides: every interval is within ±1 % at once, so the loop stops after
+// the fewest paired blocks a speedup interval needs, long before the cap.
+TEST(PairedTiming, StopsOnThePrecisionOfTheResultBeforeTheCap) {
+  REQUIRE_PYTHON();
+  const auto outcome =
+      time_pair(script(200, 1980), script(100, 1980), 0.05, std::nullopt, 60, true);
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const auto& timing = outcome.timing;
+  EXPECT_EQ(timing.stop_reason, "converged");
+  EXPECT_EQ(timing.candidate->blocks, 5U);
+  // The fake's samples take three values 0.1 µs apart: the interval spans that step.
+  EXPECT_EQ(timing.candidate->stop_reason, "resolution");
+  ASSERT_TRUE(timing.candidate->median_ci_us);
+  EXPECT_NEAR(timing.candidate->median_ci_us->low, 100, 0.1);
+  EXPECT_GT(timing.candidate->median_ci_us->high, timing.candidate->median_ci_us->low);
+  ASSERT_TRUE(timing.speedup_ci);
+  EXPECT_NEAR(*timing.speedup, 2.0, 1e-9);
+}
+
 // Whichever saw the wall-clock cap first (a side's own rule or the paired loop), every side
 // stopped by it says which condition was still unmet.
 TEST(PairedTiming, EverySideStoppedByTheCapSaysWhatWasUnmet) {
@@ -110,6 +137,9 @@ TEST(PairedTiming, EverySideStoppedByTheCapSaysWhatWasUnmet) {
     EXPECT_NE(side->stop_reason.find("s of measured time of the"), std::string::npos)
         << side->stop_reason;
   }
+  EXPECT_EQ(outcome.timing.stop_reason.rfind("timeout: ", 0), 0U) << outcome.timing.stop_reason;
+  EXPECT_NE(outcome.timing.stop_reason.find("candidate eager: "), std::string::npos)
+      << outcome.timing.stop_reason;
 }
 
 // Both sides 1.7x slower in every other stretch of three blocks: the GPU's speed changed.
@@ -210,8 +240,7 @@ TEST(PairedTiming, AMessageOutOfTurnOnTheChannelIsAnIntegrityFailure) {
   const auto outcome = time_pair(script(200, 1980), candidate);
   ASSERT_FALSE(outcome.ok);
   EXPECT_EQ(outcome.failure.status, Status::incorrect);
-  EXPECT_NE(outcome.failure.message.find("used its channel to the orchestrator"),
-            std::string::npos)
+  EXPECT_NE(outcome.failure.message.find("used its channel to the orchestrator"), std::string::npos)
       << outcome.failure.message;
 }
 
