@@ -359,7 +359,8 @@ private:
       }
     }
     // The speedup's bootstrap is the costly judgement: only once both medians are precise.
-    const std::string speedup = sides_done ? speedup_unmet() : "not judged yet";
+    const std::string speedup =
+        sides_done ? speedup_unmet() : "not judged until every median is precise";
     if (!speedup.empty()) {
       note("speedup: " + speedup);
     }
