@@ -4,13 +4,13 @@
 #include "core/json_io.hpp"
 #include "core/options.hpp"
 #include "core/stopwatch.hpp"
-#include "measure/median_interval.hpp"
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/block_answer.hpp"
 #include "pipeline/seed_exchange.hpp"
 #include "pipeline/timed_output_check.hpp"
 #include "pipeline/timing_flags.hpp"
+#include "pipeline/timing_stop.hpp"
 #include "pipeline/worker_requests.hpp"
 
 #include <fmt/format.h>
@@ -60,27 +60,6 @@ double fold_clock(const std::vector<double>& readings, std::optional<double>& lo
     high = high ? std::max(*high, v) : v;
   }
   return block_low;
-}
-
-// A bootstrap over fewer blocks than this says nothing (one block: a zero-width interval).
-constexpr std::size_t kMinBlocksForInterval = 5;
-
-// The median's 95 % interval into the result, never narrower than one step of the timer.
-void report_median_interval(const std::vector<double>& samples, TimingSide& out) {
-  const auto interval = measure::median_interval(samples);
-  if (!interval) {
-    return;
-  }
-  out.median_ci_us = Interval{interval->low, interval->high};
-  if (interval->resolution > 0) {
-    out.resolution_us = interval->resolution;
-  }
-  out.at_resolution = interval->at_resolution;
-  if (interval->at_resolution && interval->resolution > 0) {
-    const double half = interval->resolution / 2;
-    out.median_ci_us = Interval{std::min(interval->low, interval->median - half),
-                                std::max(interval->high, interval->median + half)};
-  }
 }
 
 // One side's samples and what its blocks reported.
@@ -335,78 +314,25 @@ private:
     return std::all_of(m_sides.begin(), m_sides.end(), [](const Side& side) { return side.done; });
   }
 
-  // The stopping rule, judged after each block (docs/architecture.md, "The measurement
-  // contract"): every side's median within the timing precision (or at its timer's resolution),
-  // and then the speedup's interval too; or the wall-clock cap. Each side's rule is judged anew
-  // each block, as every side keeps being timed for the pairing until all are done.
+  // The stopping rule after each block (pipeline/timing_stop.hpp): every side's median, then
+  // the speedup, precise enough; or the wall-clock cap.
   bool precise_enough(TimingInfo& timing) {
-    const double elapsed = wall_seconds();
-    const bool capped = elapsed >= m_settings.stopping.timeout_s;
-    std::string unmet;
-    auto note = [&](const std::string& text) { unmet += (unmet.empty() ? "" : "; ") + text; };
-    bool sides_done = true;
+    std::vector<JudgedSide> judged;
     for (auto& side : m_sides) {
-      const auto reason = side.rule.judge(elapsed);
-      side.done =
-          reason == measure::StopReason::converged || reason == measure::StopReason::resolution;
-      sides_done = sides_done && side.done;
-      side.out.stop_reason =
-          side.done ? measure::stop_reason_name(reason) : "timeout: " + side.rule.unmet();
-      if (!side.done) {
-        note(fmt::format("{} {}: {}",
-                         side.role == WorkerRole::candidate ? "candidate" : "reference",
-                         side.target, side.rule.unmet()));
-      }
+      judged.push_back(
+          {&side.rule,
+           fmt::format("{} {}", side.role == WorkerRole::candidate ? "candidate" : "reference",
+                       side.target)});
     }
-    // The speedup's bootstrap is the costly judgement: only once both medians are precise.
-    const std::string speedup =
-        sides_done ? speedup_unmet() : "not judged until every median is precise";
-    if (!speedup.empty()) {
-      note("speedup: " + speedup);
+    const auto verdict = judge_stop(judged, m_seen.blocks, m_settings.stopping, wall_seconds());
+    for (std::size_t i = 0; i < m_sides.size(); ++i) {
+      m_sides[i].done = verdict.side_done[i];
+      m_sides[i].out.stop_reason = verdict.side_reasons[i];
     }
-    if (unmet.empty()) {
-      timing.stop_reason = "converged";
-      return true;
+    if (verdict.stop) {
+      timing.stop_reason = verdict.reason;
     }
-    if (capped) {
-      timing.stop_reason = "timeout: " + unmet;
-      return true;
-    }
-    return false;
-  }
-
-  // Empty when the speedup's 95 % interval is within the timing precision, or no wider than
-  // what one step of each side's timer makes of it.
-  std::string speedup_unmet() const {
-    if (m_seen.blocks.size() < kMinBlocksForInterval) {
-      return fmt::format("{} paired blocks of the {} an interval needs", m_seen.blocks.size(),
-                         kMinBlocksForInterval);
-    }
-    // Fewer resamples than the reported interval's: this only decides whether to go on.
-    const auto estimate = measure::paired_speedup(m_seen.blocks, 400);
-    if (!estimate) {
-      return "no positive median on one side";
-    }
-    const double half =
-        measure::relative_half_width(estimate->low, estimate->high, estimate->speedup);
-    const auto step = speedup_step(estimate->speedup);
-    if (half <= m_settings.stopping.precision ||
-        (step && estimate->high - estimate->low <= *step)) {
-      return {};
-    }
-    return fmt::format("the 95 % interval ±{:.2f} % wider than ±{:.2f} %", half * 100,
-                       m_settings.stopping.precision * 100);
-  }
-
-  // What one step of each eager side's timer makes of a speedup: s·(step_R/m_R + step_C/m_C).
-  std::optional<double> speedup_step(double speedup) const {
-    const auto& r = m_sides[0].rule.interval();
-    const auto& c = m_sides[1].rule.interval();
-    if (!r || !c || !(r->median > 0) || !(c->median > 0) || r->resolution <= 0 ||
-        c->resolution <= 0) {
-      return std::nullopt;
-    }
-    return speedup * (r->resolution / r->median + c->resolution / c->median);
+    return verdict.stop;
   }
 
   // Every side times the same number of calls per block (the same inputs), sized so that the
@@ -474,28 +400,10 @@ private:
       timing.compiled_skipped_reason =
           m_setup.cuda ? "turned off (--no-compile-baseline)" : "GPU evaluations only";
     }
-    if (const auto estimate = measure::paired_speedup(m_seen.blocks)) {
-      timing.speedup = estimate->speedup;
-      if (estimate->blocks >= kMinBlocksForInterval) {
-        timing.speedup_ci = Interval{estimate->low, estimate->high};
-        timing.speedup_resolution = speedup_step(estimate->speedup);
-        // A quantised timer makes the bootstrap's interval degenerate ([1.37, 1.37] for a
-        // 1.7 µs kernel): the resolution is what is known, not a zero-width interval.
-        if (timing.speedup_resolution &&
-            estimate->high - estimate->low < *timing.speedup_resolution) {
-          const double half = *timing.speedup_resolution / 2;
-          timing.speedup_ci = Interval{std::min(estimate->low, estimate->speedup - half),
-                                       std::max(estimate->high, estimate->speedup + half)};
-          timing.speedup_ci_at_resolution = true;
-        }
-      }
-    }
-    if (const auto estimate = measure::paired_speedup(m_compiled_blocks)) {
-      timing.speedup_vs_compiled = estimate->speedup;
-      if (estimate->blocks >= kMinBlocksForInterval) {
-        timing.speedup_vs_compiled_ci = Interval{estimate->low, estimate->high};
-      }
-    }
+    // From all the samples, as the stopping rule does not judge --iterations runs.
+    report_speedups(m_seen.blocks, m_compiled_blocks,
+                    measure::median_interval(m_sides[0].device_us),
+                    measure::median_interval(m_sides[1].device_us), timing);
     const auto& ref = *timing.reference;
     const auto& cand = *timing.candidate;
     if (ref.peak_memory_bytes && cand.peak_memory_bytes && *ref.peak_memory_bytes > 0) {

@@ -1,6 +1,7 @@
 // The paired R/C timing loop against scripted workers (tests/unit/fakes/timing_worker.py): the
 // clocks reach the result and the flags that explain a change of speed are raised, without a GPU.
 #include "pipeline/paired_timing.hpp"
+#include "pipeline/timing_stop.hpp"
 #include "sandbox/environment.hpp"
 #include "sandbox/worker_client.hpp"
 
@@ -274,4 +275,35 @@ TEST(PairedTiming, AMedianBelowTheRooflineFloorIsImpossibleUnlessTheReferenceIsT
   reference["us"] = 500;
   const auto partial = time_pair(reference, script(100, 1980), 0, 1e9);
   EXPECT_TRUE(partial.ok) << partial.failure.message;
+}
+
+// The seed's case: a 1.7 µs kernel on a clock with 32 ns steps, every block's medians the same
+// step. The bootstrap's interval is zero-wide; the result reports the timers' resolution.
+TEST(TimingStop, AQuantisedClockWidensTheSpeedupIntervalToItsStep) {
+  std::vector<measure::PairedBlock> blocks;
+  std::vector<double> all_r, all_c;
+  for (int b = 0; b < 8; ++b) {
+    measure::PairedBlock block;
+    for (int i = 0; i < 20; ++i) {
+      block.reference_us.push_back(i == 0 ? 2.368 : 2.336);
+      block.candidate_us.push_back(i == 0 ? 1.728 : 1.696);
+    }
+    all_r.insert(all_r.end(), block.reference_us.begin(), block.reference_us.end());
+    all_c.insert(all_c.end(), block.candidate_us.begin(), block.candidate_us.end());
+    blocks.push_back(block);
+  }
+  TimingInfo timing;
+  report_speedups(blocks, {}, measure::median_interval(all_r), measure::median_interval(all_c),
+                  timing);
+  ASSERT_TRUE(timing.speedup && timing.speedup_ci && timing.speedup_resolution);
+  EXPECT_NEAR(*timing.speedup, 2.336 / 1.696, 1e-9);
+  EXPECT_NEAR(*timing.speedup_resolution, *timing.speedup * (0.032 / 2.336 + 0.032 / 1.696), 1e-6);
+  EXPECT_TRUE(timing.speedup_ci_at_resolution);
+  EXPECT_NEAR(timing.speedup_ci->high - timing.speedup_ci->low, *timing.speedup_resolution, 1e-9);
+
+  TimingSide side;
+  report_median_interval(all_c, side);
+  EXPECT_TRUE(side.at_resolution);
+  EXPECT_NEAR(*side.resolution_us, 0.032, 1e-9);
+  EXPECT_NEAR(side.median_ci_us->high - side.median_ci_us->low, 0.032, 1e-9);
 }
