@@ -63,9 +63,15 @@ std::optional<SourceFile> read_source_file(const std::filesystem::path& path, co
     error = std::string(role) + " path " + path.string() + " is not a regular file";
     return std::nullopt;
   }
-  if (absolute.extension() != ".py") {
+  // A candidate may also be one file in kbench's torch-free kernel format
+  // (docs/native-kernels.md): .cu for a GPU, .cpp for the CPU.
+  const bool candidate = std::string(role) == "candidate";
+  const auto extension = absolute.extension();
+  if (extension != ".py" && !(candidate && (extension == ".cu" || extension == ".cpp"))) {
     error = std::string(role) + " file " + path.string() +
-            " is not a Python file: expected a .py file in KernelBench format";
+            (candidate ? " is neither a Python file nor a .cu/.cpp file in kbench's torch-free "
+                         "kernel format: expected a .py file in KernelBench format"
+                       : " is not a Python file: expected a .py file in KernelBench format");
     return std::nullopt;
   }
   if (fs::file_size(absolute, ec) > kMaxSourceBytes) {
@@ -82,7 +88,7 @@ std::optional<SourceFile> read_source_file(const std::filesystem::path& path, co
   SourceFile file{fs::weakly_canonical(absolute), buffer.str(), {}};
   if (const auto bad = first_invalid_utf8(file.text)) {
     error = std::string(role) + " file " + path.string() + ": byte " + std::to_string(*bad) +
-            " is not UTF-8 text; a " + role + " must be Python source";
+            " is not UTF-8 text; a " + role + " must be source text";
     return std::nullopt;
   }
   file.sha256 = sha256_hex(file.text);

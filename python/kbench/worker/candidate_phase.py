@@ -72,7 +72,7 @@ class CandidateSession:
         self.problem_path = request.get("problem")
         self.problem = load_problem(self.problem_path) if self.problem_path else None
         self.variant = request.get("variant", "standard")
-        self.module = load_candidate(self.path)
+        self.module = load_candidate(self.path, self.problem)
         self.kept = None
 
     def _build(self, init_inputs, init_seed):

@@ -54,20 +54,41 @@ def _static_check(request):
 def extensions_dir_for(base) -> str:
     """The build directory for this interpreter and torch: the orchestrator keys `base` by the
     candidate's source and flags; a different torch or Python must not load those builds."""
-    import torch
-
-    tag = f"torch-{torch.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    tag = f"torch-{_torch_version()}-py{sys.version_info.major}{sys.version_info.minor}"
     return str(Path(base) / tag.replace("+", "_"))
 
 
+def _torch_version():
+    """torch.__version__ ("2.11.0+cu130") read from torch/version.py, without the seconds of
+    importing torch: a native candidate's build never needs torch itself."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        version_file = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+        text = version_file.read_text(errors="replace") if version_file.is_file() else ""
+        found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        if found:
+            return found.group(1)
+    import torch
+
+    return torch.__version__
+
+
 def _compile(request):
-    from .loading import load_candidate
+    from . import native_candidate
 
     extensions_dir = extensions_dir_for(request["extensions_dir"])
     cached = any(Path(extensions_dir).rglob("*.so"))
     os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir
     start = time.perf_counter()
-    load_candidate(request["candidate"])
+    if native_candidate.is_native(request["candidate"]):
+        native_candidate.build(request["candidate"], extensions_dir)  # no torch, no candidate code run
+    else:
+        from .loading import load_candidate
+
+        load_candidate(request["candidate"])
     from .own_kernels import own_kernel_names
 
     return {

@@ -1,5 +1,6 @@
 """Loading problems and candidates from their files, unmodified."""
 
+import os
 import sys
 import types
 from pathlib import Path
@@ -84,7 +85,14 @@ def load_problem(path):
     return module
 
 
-def load_candidate(path):
+def load_candidate(path, problem=None):
+    """The candidate's module: a Python file run as kbench_candidate, or, for a file in the
+    torch-free kernel format (.cu, .cpp), its build with a ModelNew for `problem`
+    (native_candidate.py; None where only the build is wanted)."""
+    from . import native_candidate
+
+    if native_candidate.is_native(path):
+        return native_candidate.module_for(path, problem, os.environ.get("TORCH_EXTENSIONS_DIR", "."))
     module = exec_module(path, "kbench_candidate", "candidate")
     if not isinstance(getattr(module, "ModelNew", None), type):
         found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)

@@ -12,6 +12,7 @@ applies them after timing (src/pipeline/dynamic_rules.cpp).
 
 import ast
 import json
+import re
 from pathlib import Path
 
 from . import static_rules as rules
@@ -155,6 +156,8 @@ def analyse(source, path, backend="auto", rule_set=None, problem=None):
     """{"backend": resolved backend, "rule_set": name, "verdicts": [...], "dynamic_rules": [...]}
     for one candidate. A syntax error is reported by the compile stage, not here."""
     rule_set = rule_set if isinstance(rule_set, dict) else load_rule_set(rule_set)
+    if Path(path).suffix in NATIVE_SUFFIXES:
+        return _analyse_native(source, path, rule_set)
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError:
@@ -174,6 +177,39 @@ def analyse(source, path, backend="auto", rule_set=None, problem=None):
             verdicts.extend(_run_rule(rule_id, options, candidate, backend))
     verdicts.sort(key=lambda v: (v["line"] or 0, v["rule"]))
     own = sorted({n for t in [source] + candidate.cpp_sources for n in own_kernel_names_in(t)})
+    return {"backend": backend, "rule_set": rule_set["name"], "verdicts": verdicts,
+            "dynamic_rules": _dynamic_rules(rule_set, own)}
+
+
+NATIVE_SUFFIXES = {".cu": "cuda", ".cpp": "cpu"}
+_VENDOR_LIBRARY = re.compile(r"^\s*#\s*include\s*[<\"](cublas\w*|cudnn\w*|cublasLt|cusparse\w*)(?:\.h)?[>\"]",
+                             re.MULTILINE)
+
+
+def _analyse_native(source, path, rule_set):
+    """The torch-free kernel format (native_candidate.py): no Python to read, so the rules are the
+    format's own. The entry point must be there; a .cu file must hold a kernel of its own and
+    include no vendor library that would do the work (the own-kernel share judges the rest on the
+    GPU, as for any candidate)."""
+    backend = NATIVE_SUFFIXES[Path(path).suffix]
+    verdicts = []
+
+    def line_of(position):
+        return source.count("\n", 0, position) + 1
+
+    if not re.search(r"\bkbench_forward\s*\(", source):
+        verdicts.append(_verdict("native-entry", "reject", f"{path} defines no kbench_forward; a .cu or .cpp "
+                                 "candidate defines extern \"C\" int kbench_forward(...) (kbench_kernel.h)"))
+    severity = lambda rule: rule_set["rules"].get(rule, {}).get("severity", "off")  # noqa: E731
+    own = own_kernel_names_in(source)
+    if backend == "cuda" and not own and severity("kernel-required") != "off":
+        verdicts.append(_verdict("kernel-required", severity("kernel-required"),
+                                 f"{path} defines no __global__ kernel: the work must be a kernel of its own"))
+    for match in _VENDOR_LIBRARY.finditer(source):
+        if severity("library-compute") != "off":
+            verdicts.append(_verdict("library-compute", severity("library-compute"),
+                                     f"{path} includes {match.group(1)}: a vendor library would do the work, "
+                                     "where the task is a kernel of your own", line_of(match.start())))
     return {"backend": backend, "rule_set": rule_set["name"], "verdicts": verdicts,
             "dynamic_rules": _dynamic_rules(rule_set, own)}
 
