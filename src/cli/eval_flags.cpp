@@ -62,6 +62,9 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
   command.add_flag("--warm", o.warm, "no L2 flush before each sample (warm-cache timing)");
   command.add_flag("--no-compile-baseline", o.no_compile_baseline,
                    "do not time the reference under torch.compile");
+  command.add_flag("--no-reference-cache", o.no_reference_cache,
+                   "compute the reference side afresh: no cached reference outputs, torch.compile "
+                   "build or compiled/eager ratio (see docs/architecture.md)");
   command
       .add_option("--iterations", o.iterations,
                   "fixed timed calls per side, no stopping rule (0: the rule decides)")

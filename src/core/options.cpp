@@ -48,6 +48,7 @@ EvalOptions read_options(const JsonObjectReader& in) {
   in.read("throttle_recovery", o.throttle_recovery);
   in.read("warm", o.warm);
   in.read("no_compile_baseline", o.no_compile_baseline);
+  in.read("no_reference_cache", o.no_reference_cache);
   in.read("profile", o.profile);
   in.read("roofline", o.roofline);
   in.read("backend", o.backend);
@@ -86,6 +87,7 @@ nlohmann::json to_json(const EvalOptions& o) {
       {"throttle_recovery", o.throttle_recovery},
       {"warm", o.warm},
       {"no_compile_baseline", o.no_compile_baseline},
+      {"no_reference_cache", o.no_reference_cache},
       {"profile", o.profile},
       {"roofline", path_json(o.roofline)},
       {"backend", o.backend},
@@ -106,8 +108,8 @@ Decoded<EvalOptions> options_from_json(const nlohmann::json& document, const std
 
 nlohmann::json identity_json(const EvalOptions& options) {
   nlohmann::json out = to_json(options);
-  for (const char* key :
-       {"problem", "candidate", "gpu", "python", "cache_dir", "keep_scratch", "roofline"}) {
+  for (const char* key : {"problem", "candidate", "gpu", "python", "cache_dir", "keep_scratch",
+                          "roofline", "no_reference_cache"}) {
     out.erase(key);
   }
   return out;

@@ -50,6 +50,9 @@ struct EvalOptions {
   double throttle_recovery = 0.05;
   bool warm = false;                // no L2 flush before each sample
   bool no_compile_baseline = false; // do not time the reference under torch.compile (GPU only)
+  // Compute the reference side afresh instead of reusing the reference-side cache
+  // (docs/architecture.md, "Reference-side cache").
+  bool no_reference_cache = false;
   // Hardware counters after timing (docs/counters.md): "" none, "sol" or "full"
   // (src/counters/ncu_metrics.txt); with them, energy per call. `roofline`: where to write the
   // roofline chart as SVG (empty: nowhere).
@@ -82,7 +85,8 @@ Decoded<EvalOptions> options_from_json(const nlohmann::json& document,
 // evaluation id. It leaves out what only says where the evaluation runs or where its files go:
 // problem and candidate (an id uses their sha256, not their paths), gpu (which of equal GPUs),
 // python (the environment is recorded in the result; a store keys on its torch version if it
-// must), cache_dir, keep_scratch and roofline (where the chart is written).
+// must), cache_dir, keep_scratch, roofline (where the chart is written) and no_reference_cache
+// (a cached reference side gives the same verdict as a fresh one).
 nlohmann::json identity_json(const EvalOptions& options);
 
 // A problem in the options a person can act on. The message keeps the flag's spelling

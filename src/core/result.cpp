@@ -318,6 +318,16 @@ nlohmann::json to_json(const EvalResult& r) {
       {"counters", r.counters ? counters_json(*r.counters) : nlohmann::json(nullptr)},
       {"phases", phases},
       {"sandbox", sandbox},
+      {"reference_cache",
+       {{"used", r.reference_cache.used},
+        {"off_reason", r.reference_cache.off_reason},
+        {"key", r.reference_cache.key},
+        {"outputs", r.reference_cache.outputs},
+        {"outputs_from", r.reference_cache.outputs_from},
+        {"compiled_ratio", r.reference_cache.compiled_ratio},
+        {"compiled_over_eager", optional_number(r.reference_cache.compiled_over_eager)},
+        {"compiled_ratio_from", r.reference_cache.compiled_ratio_from},
+        {"inductor_dir", r.reference_cache.inductor_dir}}},
   };
 }
 

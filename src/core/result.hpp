@@ -135,7 +135,7 @@ struct TimingInfo {
   std::optional<double> memory_ratio;   // candidate peak / reference peak
   std::optional<double> fusion_ratio;   // reference launches per call / candidate's
   std::vector<std::string> spot_checks; // what the check of the timed outputs found, in words
-  int checked_calls = 0; // the candidate's timed calls whose outputs were checked
+  int checked_calls = 0;                // the candidate's timed calls whose outputs were checked
   std::vector<TimingFlag> flags;
   std::optional<double> wall_s; // the measure phase: the paired blocks and their checks
 };
@@ -197,6 +197,21 @@ struct SandboxProtection {
   std::string detail; // how it was enforced, or why not
 };
 
+// Where this evaluation's reference side came from (docs/architecture.md, "Reference-side
+// cache"). Each part says "cache" (reused from an earlier evaluation), "computed" (measured here,
+// and stored) or is empty (not needed: no timing, no compiled baseline).
+struct ReferenceCacheInfo {
+  bool used = false;          // the cache was consulted; when false, `off_reason` says why
+  std::string off_reason;     // "turned off (--no-reference-cache)", "several ranks", ...
+  std::string key;            // sha256 of the key (problem, variant, precision, seeds, ...)
+  std::string outputs;        // the seeded trials' inputs and reference outputs
+  std::string outputs_from;   // the evaluation that computed them (its started_at)
+  std::string compiled_ratio; // torch.compile's median over eager's, on this device
+  std::optional<double> compiled_over_eager;
+  std::string compiled_ratio_from; // the evaluation that measured it: started_at, candidate
+  std::string inductor_dir;        // the reference process's persistent torch.compile cache
+};
+
 struct EvalResult {
   std::string kbench_version = KBENCH_VERSION; // of the binary that evaluated it
   Status status = Status::harness_error;
@@ -221,6 +236,7 @@ struct EvalResult {
   std::optional<CountersInfo> counters; // with --profile
   std::vector<PhaseRecord> phases;
   std::vector<SandboxProtection> sandbox;
+  ReferenceCacheInfo reference_cache;
 
   std::string started_at; // UTC, ISO 8601
   double wall_s = 0;

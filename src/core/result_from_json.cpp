@@ -332,6 +332,17 @@ EvalResult read_result(const Reader& in) {
     p.read("detail", out.detail);
     return out;
   });
+  if (const auto cache = in.object("reference_cache")) {
+    cache->read("used", r.reference_cache.used);
+    cache->read("off_reason", r.reference_cache.off_reason);
+    cache->read("key", r.reference_cache.key);
+    cache->read("outputs", r.reference_cache.outputs);
+    cache->read("outputs_from", r.reference_cache.outputs_from);
+    cache->read("compiled_ratio", r.reference_cache.compiled_ratio);
+    cache->read("compiled_over_eager", r.reference_cache.compiled_over_eager);
+    cache->read("compiled_ratio_from", r.reference_cache.compiled_ratio_from);
+    cache->read("inductor_dir", r.reference_cache.inductor_dir);
+  }
   return r;
 }
 

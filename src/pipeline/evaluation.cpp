@@ -10,6 +10,7 @@
 #include "pipeline/problem_checking.hpp"
 #include "pipeline/profiling.hpp"
 #include "pipeline/rank_group.hpp"
+#include "pipeline/reference_side.hpp"
 #include "pipeline/static_check.hpp"
 #include "pipeline/trial_comparison.hpp"
 #include "pipeline/trivial_problem.hpp"
@@ -106,6 +107,7 @@ private:
                  WorkerRole::candidate, "starting", m_result.candidate_path)
           .first;
     });
+    m_reference_side.decide(m_world); // the compile and candidate workers' protections are known
     const auto reference = launch_ranks("reference", WorkerRole::reference);
     const PhaseOutcome reference_outcome = run_reference(reference);
     const CompileOutcome compiled = compile.get();
@@ -266,6 +268,7 @@ private:
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
+    m_reference_side.confine(launch, role);
     must_read_sources(launch, m_result.problem_path, m_result.candidate_path);
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
     const auto deadlines = m_options.compile_timeout + 4 * m_options.run_timeout +
@@ -345,7 +348,18 @@ private:
   }
 
   PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
-    const nlohmann::json trials = reference_trials(m_options.seed, m_options.trials);
+    nlohmann::json trials = reference_trials(m_options.seed, m_options.trials);
+    if (m_reference_side.on()) {
+      // The cache is keyed by the reference process's torch.
+      const PhaseOutcome hello = run_phase(*ranks[0], requests::hello(), m_options.run_timeout,
+                                           WorkerRole::reference, "starting", "");
+      if (!hello.ok) {
+        return hello;
+      }
+      trials = m_reference_side.trials_to_run(trials, hello.body.value("torch", ""),
+                                              m_scratch.rank_dir("inputs", 0),
+                                              m_scratch.rank_dir("reference", 0));
+    }
     const auto request = [&](int rank) {
       return reference_request(rank, trials, m_scratch.rank_dir("inputs", rank),
                                m_scratch.rank_dir("reference", rank));
@@ -354,6 +368,8 @@ private:
                                      "running the reference's trials", "")
                                .first;
     if (outcome.ok) {
+      outcome.body = m_reference_side.complete_answer(outcome.body, m_scratch.rank_dir("inputs", 0),
+                                                      m_scratch.rank_dir("reference", 0));
       m_result.trials = trials_from_reference(outcome.body, m_options.trials);
     }
     return outcome;
@@ -399,7 +415,11 @@ private:
     setup.candidate_path = m_result.candidate_path;
     setup.reference_dir = m_scratch / "reference";
     setup.candidate_dir = m_scratch / "candidate";
-    PairedTimingOutcome outcome = run_paired_timing(timing_settings(m_options), setup);
+    TimingSettings settings = timing_settings(m_options);
+    if (m_reference_side.compiled_ratio_cached()) {
+      settings.compile_baseline = false; // its ratio to eager is cached: not built, not timed
+    }
+    PairedTimingOutcome outcome = run_paired_timing(settings, setup);
     m_call_bytes = outcome.call_bytes;
     if (!outcome.ok) {
       fail(outcome.failure.status, outcome.failure.message, outcome.failure.log);
@@ -411,6 +431,7 @@ private:
       return false;
     }
     m_result.timing = std::move(outcome.timing);
+    m_reference_side.finish_timing(m_result.timing);
     return true;
   }
 
@@ -487,6 +508,7 @@ private:
   const EvalOptions& m_options;
   const ProgressCallback& m_progress;
   EvalResult m_result;
+  ReferenceSide m_reference_side{m_options, m_result};
   std::string m_candidate_source;
   std::optional<OwnKernelShareRule> m_own_kernel_share; // the rule set's, from the static check
   DeviceChoice m_choice;

@@ -3,6 +3,7 @@
 #include "core/seeding.hpp"
 #include "core/stopwatch.hpp"
 #include "counters/ncu_metrics.hpp"
+#include "pipeline/reference_cache.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/worker_user.hpp"
@@ -272,6 +273,8 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
       }
       policy.unreadable.push_back(root / "reference");
     }
+    // The reference-side cache (its default place; an evaluation adds its --cache-dir's).
+    policy.unreadable.push_back(reference_cache_root({}));
     if (!extensions.empty()) {
       policy.writable.push_back(extensions);
     }

@@ -129,6 +129,9 @@ std::string format_summary(const EvalResult& r) {
     if (r.timing.speedup_vs_compiled) {
       text += ", " + speedup_text(*r.timing.speedup_vs_compiled, r.timing.speedup_vs_compiled_ci) +
               " vs torch.compile";
+      if (r.reference_cache.compiled_ratio == "cache") {
+        text += " (its ratio to eager from the reference cache)";
+      }
     }
     line("speedup", text + (r.timing.speedup_ci ? r.timing.speedup_ci_at_resolution
                                                       ? " (ratio of medians, 95 % interval "

@@ -60,6 +60,7 @@ const std::vector<Expectation>& expectations() {
       FIELD(throttle_recovery, Values{"0.2"}, 0.2),
       FIELD(warm, Values{}, true),
       FIELD(no_compile_baseline, Values{}, true),
+      FIELD(no_reference_cache, Values{}, true),
       FIELD(iterations, Values{"50"}, 50),
       FIELD(warmup, Values{"1"}, 1),
       FIELD(no_timing, Values{}, true),

@@ -36,6 +36,7 @@ EvalOptions full_options() {
   o.throttle_recovery = 0.25;
   o.warm = true;
   o.no_compile_baseline = true;
+  o.no_reference_cache = true;
   o.profile = "full";
   o.roofline = "/out/roofline.svg";
   o.backend = "triton";
@@ -92,8 +93,8 @@ TEST(Options, KeysAreTheFlagNamesWithUnderscores) {
       "problem", "candidate", "device", "gpu", "world_size", "trials", "seed", "variant",
       "precision", "atol", "rtol", "compile_timeout", "run_timeout", "no_timing", "warmup",
       "iterations", "min_samples", "timing_precision", "min_time", "timing_timeout",
-      "throttle_recovery", "warm", "no_compile_baseline", "profile", "roofline",
-      "backend", "rules", "python", "cache_dir", "keep_scratch"};
+      "throttle_recovery", "warm", "no_compile_baseline", "no_reference_cache", "profile",
+      "roofline", "backend", "rules", "python", "cache_dir", "keep_scratch"};
   // clang-format on
   EXPECT_EQ(keys_of(to_json(EvalOptions{})), flags);
 }
@@ -171,8 +172,8 @@ TEST(Options, LongValuesAreShortenedInErrors) {
 
 TEST(Options, TheIdentityLeavesOutWhereTheRunHappensAndWhereFilesGo) {
   const nlohmann::json identity = identity_json(full_options());
-  for (const char* key :
-       {"problem", "candidate", "gpu", "python", "cache_dir", "keep_scratch", "roofline"}) {
+  for (const char* key : {"problem", "candidate", "gpu", "python", "cache_dir", "keep_scratch",
+                          "roofline", "no_reference_cache"}) {
     EXPECT_FALSE(identity.contains(key)) << key;
   }
   for (const char* key : {"device", "trials", "seed", "precision", "atol", "profile", "rules",
@@ -184,6 +185,7 @@ TEST(Options, TheIdentityLeavesOutWhereTheRunHappensAndWhereFilesGo) {
   moved.gpu = 0;
   moved.cache_dir = "/tmp/cache";
   moved.keep_scratch = false;
+  moved.no_reference_cache = !moved.no_reference_cache;
   EXPECT_EQ(identity_json(moved), identity);
   moved.seed = 1;
   EXPECT_NE(identity_json(moved), identity);
