@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -238,12 +239,33 @@ std::optional<nlohmann::json> ReferenceStore::load_trials(const ReferenceCacheKe
   return trials;
 }
 
+static std::uintmax_t max_entry_bytes() {
+  const char* configured = std::getenv("KBENCH_REFERENCE_CACHE_MAX_MB");
+  const long megabytes = configured && *configured ? std::atol(configured) : 256;
+  return static_cast<std::uintmax_t>(std::max(0L, megabytes)) << 20;
+}
+
 std::string ReferenceStore::store_trials(const ReferenceCacheKey& key, const nlohmann::json& trials,
                                          const fs::path& inputs_dir, const fs::path& outputs_dir,
                                          const std::string& evaluation) const {
   const fs::path entry = entry_directory(key);
   if (fs::exists(entry / "trials" / "manifest.json")) {
     return ""; // a concurrent evaluation stored it first
+  }
+  // Large trials are not cached: copying them back costs about what recomputing them does, and
+  // an entry per problem, seed and trial list would fill the disk (1.3 GB for the level1 ReLU's
+  // five trials). KBENCH_REFERENCE_CACHE_MAX_MB raises the cap.
+  std::uintmax_t total = 0;
+  for (const auto& trial : trials) {
+    const int index = trial.value("index", -1);
+    std::error_code ignored;
+    for (const auto& name : trial_input_files(index)) {
+      total += fs::file_size(inputs_dir / name, ignored);
+    }
+    total += fs::file_size(outputs_dir / trial_output_file(index), ignored);
+  }
+  if (total > max_entry_bytes()) {
+    return "";
   }
   make_private_directory(m_root, true);
   make_private_directory(m_root / "entries", false);

@@ -189,3 +189,22 @@ TEST_F(StoreFixture, TheEntriesAreOnlyKbenchsUsersToList) {
 
 } // namespace
 } // namespace kbench
+
+namespace kbench {
+namespace {
+
+// Trials larger than the cap are not stored (copying them back would cost what recomputing
+// does); the cap is KBENCH_REFERENCE_CACHE_MAX_MB, 256 MiB by default.
+TEST_F(StoreFixture, TrialsAboveTheSizeCapAreNotStored) {
+  setenv("KBENCH_REFERENCE_CACHE_MAX_MB", "0", 1);
+  const std::string said = store.store_trials(sample_key(), trials, inputs, outputs, "t");
+  unsetenv("KBENCH_REFERENCE_CACHE_MAX_MB");
+  EXPECT_EQ(said, "");
+  std::string warning;
+  EXPECT_FALSE(load(warning).has_value());
+  ASSERT_EQ(store.store_trials(sample_key(), trials, inputs, outputs, "t"), "");
+  EXPECT_TRUE(load(warning).has_value()) << warning;
+}
+
+} // namespace
+} // namespace kbench
