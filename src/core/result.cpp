@@ -273,6 +273,7 @@ nlohmann::json to_json(const EvalResult& r) {
     phases.push_back({{"phase", p.phase},
                       {"wall_s", p.wall_s},
                       {"exit", p.exit},
+                      {"started", p.started},
                       {"stdout", p.stdout_text},
                       {"stderr", p.stderr_text}});
   }

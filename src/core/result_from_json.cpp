@@ -321,6 +321,7 @@ EvalResult read_result(const Reader& in) {
     p.read("phase", out.phase);
     p.read("wall_s", out.wall_s);
     p.read("exit", out.exit);
+    p.read("started", out.started);
     p.read("stdout", out.stdout_text);
     p.read("stderr", out.stderr_text);
     return out;

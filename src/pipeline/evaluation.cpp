@@ -276,6 +276,9 @@ private:
     launch.limits.cpu_seconds = cpu_seconds_limit(deadlines);
     m_workers.push_back({phase, launch_worker(launch)});
     record_protections(m_result, m_workers.back().client->protections());
+    if (const auto& warning = m_workers.back().client->start_warning(); !warning.empty()) {
+      m_result.warnings.push_back(warning);
+    }
     return *m_workers.back().client;
   }
 

@@ -61,7 +61,9 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
       world != launch.environment.end() && std::atoi(world->second.c_str()) > 1) {
     spec.sandbox.allow_loopback_network = true;
   }
-  return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes);
+  // A wrapper is the program started, not the worker: such a worker is spawned.
+  const bool fork = launch.wrapper.empty() && !spec.sandbox.worker_confines_writes;
+  return std::make_unique<sandbox::WorkerClient>(spec, launch.output_keep_bytes, fork);
 }
 
 std::string worker_user_build_setting() {
@@ -353,6 +355,7 @@ PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker) {
   PhaseRecord record;
   record.phase = phase;
   record.exit = worker.alive() ? "running" : "ended";
+  record.started = worker.started();
   record.wall_s = worker.lifetime_s();
   record.stdout_text = worker.stdout_capture().text();
   record.stderr_text = worker.stderr_capture().text();

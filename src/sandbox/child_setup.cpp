@@ -222,10 +222,10 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
 
 } // namespace
 
-// Runs in the child between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,
-                             char* const* envp, const std::array<int, 4>& child_ends,
-                             int error_fd) noexcept {
+// Runs in the child between fork and exec (or, for a forked worker, between fork and its
+// protocol loop): only async-signal-safe calls. Returns the report fd, still open.
+int setup_child(const SpawnSpec& spec, const Prepared& prepared,
+                const std::array<int, 4>& child_ends, int error_fd) noexcept {
   auto fail = [&](FatalStage stage) {
     report(error_fd, kFatalRecord, stage, errno);
     _exit(127);
@@ -241,7 +241,7 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
   }
   // The exec-error report moves just above the response fd (closed by a successful exec);
   // the Landlock ruleset just above it (closed once applied); everything above them goes,
-  // whatever the orchestrator had open.
+  // whatever the orchestrator (or the fork server: its control socket) had open.
   const int report_fd = kResponseFd + 1;
   if (dup2(error_fd, report_fd) < 0 || fcntl(report_fd, F_SETFD, FD_CLOEXEC) < 0) {
     _exit(127);
@@ -260,9 +260,20 @@ void apply_sandbox(const SpawnSpec& spec, const Prepared& prepared, int report_f
     fail(kFatalWorkingDirectory);
   }
   apply_sandbox(spec, prepared, error_fd, landlock_fd);
+  return report_fd;
+}
+
+[[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,
+                             char* const* envp, const std::array<int, 4>& child_ends,
+                             int error_fd) noexcept {
+  const int report_fd = setup_child(spec, prepared, child_ends, error_fd);
   execve(argv[0], argv, envp);
-  fail(kFatalExec);
-  _exit(127); // fail() does not return; this tells the compiler
+  report(report_fd, kFatalRecord, kFatalExec, errno);
+  _exit(127);
+}
+
+void report_fatal(int report_fd, FatalStage stage, int error) noexcept {
+  report(report_fd, kFatalRecord, stage, error);
 }
 
 } // namespace kbench::sandbox

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
@@ -85,9 +86,17 @@ std::string fatal_message(const SpawnSpec& spec, const Prepared& prepared,
     return fmt::format("{} as {}: {} {}: {} ({}). {}", start, user, step.what, step.of, how, error,
                        user_advice());
   }
-  static constexpr std::array<const char*, 6> stages = {
-      "",     "set up its pipes",           "enter its working directory",
-      "exec", "map its user namespace ids", "keep its Landlock ruleset"};
+  static constexpr std::array<const char*, 9> stages = {
+      "",
+      "set up its pipes",
+      "enter its working directory",
+      "exec",
+      "map its user namespace ids",
+      "keep its Landlock ruleset",
+      "switch its user",
+      "reach a path",
+      "take over its launch environment and parent as a forked worker (set "
+      "KBENCH_FORK_SERVER=off to spawn workers instead)"};
   return start + ": could not " + stages[static_cast<std::size_t>(fatal.step) % stages.size()] +
          ": " + error;
 }
@@ -119,6 +128,14 @@ Process Process::spawn(const SpawnSpec& spec) {
   const Prepared prepared = prepare(spec);
 
   std::array<Pipe, 4> pipes{make_pipe(), make_pipe(), make_pipe(), make_pipe()};
+  if (spec.stdin_fd >= 0) {
+    UniqueFd control(fcntl(spec.stdin_fd, F_DUPFD_CLOEXEC, kHighFd));
+    if (!control.valid()) {
+      throw SpawnError(std::string("cannot duplicate the control socket: ") + std::strerror(errno));
+    }
+    pipes[0].read = std::move(control);
+    pipes[0].write.reset();
+  }
   Pipe errors = make_pipe();
 
   const pid_t pid = fork();
@@ -149,14 +166,32 @@ Process Process::spawn(const SpawnSpec& spec) {
     p.write.reset();
   }
   errors.write.reset();
+  process.read_setup(spec, prepared, std::move(errors.read));
+  return process;
+}
 
+Process Process::adopt_forked(pid_t pid, std::array<UniqueFd, 4> ends, UniqueFd errors,
+                              const SpawnSpec& spec, const Prepared& prepared) {
+  Process process;
+  process.m_pid = pid;
+  process.m_started = "forked";
+  process.m_spawned_at = std::chrono::steady_clock::now();
+  process.m_stdin = std::move(ends[0]);
+  process.m_stdout = std::move(ends[1]);
+  process.m_stderr = std::move(ends[2]);
+  process.m_response = std::move(ends[3]);
+  process.read_setup(spec, prepared, std::move(errors));
+  return process;
+}
+
+void Process::read_setup(const SpawnSpec& spec, const Prepared& prepared, UniqueFd errors) {
   // The child's records until exec closes the pipe: each protection step, or a fatal one.
   StepErrors steps{};
   steps.fill(kNotTried);
   std::optional<ChildRecord> fatal;
   for (;;) {
     ChildRecord record{};
-    const ssize_t got = read(errors.read.get(), &record, sizeof record);
+    const ssize_t got = read(errors.get(), &record, sizeof record);
     if (got < 0 && errno == EINTR) {
       continue;
     }
@@ -169,13 +204,12 @@ Process Process::spawn(const SpawnSpec& spec) {
       steps[static_cast<std::size_t>(record.step)] = record.error;
     }
   }
-  errors.read.reset();
+  errors.reset();
   if (fatal) {
-    process.wait();
+    wait();
     throw SpawnError(fatal_message(spec, prepared, *fatal));
   }
-  process.m_protections = protections_from(spec, prepared, steps);
-  return process;
+  m_protections = protections_from(spec, prepared, steps);
 }
 
 Process::Process(Process&& other) noexcept {
@@ -192,6 +226,7 @@ Process& Process::operator=(Process&& other) noexcept {
     m_stderr = std::move(other.m_stderr);
     m_status = std::exchange(other.m_status, std::nullopt);
     m_protections = std::exchange(other.m_protections, {});
+    m_started = std::exchange(other.m_started, "spawned");
     m_spawned_at = other.m_spawned_at;
     m_reaped_at = other.m_reaped_at;
   }
@@ -258,6 +293,7 @@ std::optional<ExitStatus> Process::try_wait() {
     note_reaped(to_exit_status(raw));
     // Whatever the worker started dies with it: nothing of an evaluation outlives it.
     ::kill(-m_pid, SIGKILL);
+    reap_group_orphans();
   }
   return m_status;
 }
@@ -274,7 +310,37 @@ ExitStatus Process::wait() {
   }
   note_reaped(to_exit_status(raw));
   ::kill(-m_pid, SIGKILL);
+  reap_group_orphans();
   return *m_status;
+}
+
+namespace {
+std::atomic<bool> g_subreaper{false};
+}
+
+void Process::note_subreaper() {
+  g_subreaper = true;
+}
+
+// As the workers' subreaper, kbench inherits the members of a worker's group whose parent died
+// (a compiler the worker started, killed with the group above): they are reaped here, only
+// those of this group (never waitpid(-1), which would take another child's status, popen's).
+// The leader is reaped, so each of them dies of the group's SIGKILL; a short wait lets their
+// parents die first and hand them over.
+void Process::reap_group_orphans() {
+  if (!g_subreaper || m_pid <= 0) {
+    return;
+  }
+  for (int round = 0; round < 20; ++round) {
+    int raw = 0;
+    const pid_t got = waitpid(-m_pid, &raw, WNOHANG);
+    if (got < 0) {
+      return; // ECHILD: none of kbench's children is in the group any more
+    }
+    if (got == 0) {
+      usleep(2000);
+    }
+  }
 }
 
 const ExitStatus& Process::note_reaped(ExitStatus status) {

@@ -7,6 +7,7 @@
 #include "sandbox/unique_fd.hpp"
 #include "sandbox/worker_user.hpp"
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -94,6 +95,9 @@ struct SpawnSpec {
   std::filesystem::path working_directory;
   Limits limits;
   SandboxPolicy sandbox;
+  // When >= 0: the child's stdin is this descriptor (the fork server's control socket) rather
+  // than a pipe, and the Process has no request fd.
+  int stdin_fd = -1;
 };
 
 struct ExitStatus {
@@ -110,6 +114,8 @@ public:
 
 // The fd on which the child writes protocol responses.
 inline constexpr int kResponseFd = 3;
+
+struct Prepared; // spawn_steps.hpp
 
 class Process {
 public:
@@ -139,9 +145,24 @@ public:
   double lifetime_s() const;
   // The protections requested by the spawn's limits and policy, as the child reported them.
   const std::vector<Protection>& protections() const { return m_protections; }
+  // "spawned" (fork and exec by kbench) or "forked" (by the fork server, fork_server.hpp).
+  const std::string& started() const { return m_started; }
+
+  // A worker the fork server forked for `spec` with `prepared` (fork_server_client.cpp): by
+  // now kbench's own child (kbench is its subreaper), in its own process group. `ends` are
+  // kbench's ends of its stdin, stdout, stderr and response pipes; `errors` the read end of its
+  // setup records, read here as for a spawn (throws SpawnError on a fatal one).
+  static Process adopt_forked(pid_t pid, std::array<UniqueFd, 4> ends, UniqueFd errors,
+                              const SpawnSpec& spec, const Prepared& prepared);
+  // Set once kbench made itself the subreaper of its workers' descendants: a reap then also
+  // collects the members of the worker's group that were reparented to kbench.
+  static void note_subreaper();
 
 private:
   Process() = default;
+  // The child's setup records until exec (or the forked worker's setup) closes `errors`.
+  void read_setup(const SpawnSpec& spec, const Prepared& prepared, UniqueFd errors);
+  void reap_group_orphans();
   void release() noexcept;
   const ExitStatus& note_reaped(ExitStatus status); // the status and the moment of the reap
 
@@ -149,6 +170,7 @@ private:
   UniqueFd m_stdin, m_response, m_stdout, m_stderr;
   std::optional<ExitStatus> m_status;
   std::vector<Protection> m_protections;
+  std::string m_started = "spawned";
   std::chrono::steady_clock::time_point m_spawned_at, m_reaped_at;
 };
 

@@ -47,8 +47,9 @@ enum FatalStage : int {
   kFatalExec = 3,
   kFatalUsernsMap = 4,
   kFatalLandlockFd = 5,
-  kFatalUser = 6,  // could not become SandboxPolicy::user (`index`: which call, FatalUserCall)
-  kFatalReach = 7, // as that user, Prepared::reach[index] is not reachable
+  kFatalUser = 6,   // could not become SandboxPolicy::user (`index`: which call, FatalUserCall)
+  kFatalReach = 7,  // as that user, Prepared::reach[index] is not reachable
+  kFatalForked = 8, // a forked worker could not take over its launch environment or parent
 };
 enum FatalUserCall : int {
   kCallSetgroups,
@@ -119,6 +120,13 @@ Prepared prepare(const SpawnSpec& spec);
 // `out.landlock_unavailable`.
 void prepare_landlock(const SandboxPolicy& policy, Prepared& out);
 
+// The child's side (child_setup.cpp), between fork and exec. `setup_child` applies every step
+// (process group, pipes, fd hygiene, working directory, limits, user, network, Landlock,
+// seccomp) and returns the report fd, still open; `exec_child` is it and execve. A worker forked
+// by the fork server (fork_server_loop.cpp) runs the same `setup_child`, then its protocol loop.
+int setup_child(const SpawnSpec& spec, const Prepared& prepared,
+                const std::array<int, 4>& child_ends, int error_fd) noexcept;
+void report_fatal(int report_fd, FatalStage stage, int error) noexcept;
 // The child's side (child_setup.cpp), between fork and exec. `child_ends` are the pipe ends
 // that become the child's fds 0, 1, 2 and kResponseFd; `error_fd` is the exec-error pipe.
 [[noreturn]] void exec_child(const SpawnSpec& spec, const Prepared& prepared, char* const* argv,

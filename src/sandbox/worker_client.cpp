@@ -1,5 +1,7 @@
 #include "sandbox/worker_client.hpp"
 
+#include "sandbox/fork_server.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -30,8 +32,24 @@ bool write_all(int fd, std::string_view bytes) {
 
 } // namespace
 
-WorkerClient::WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes)
-    : m_process(Process::spawn(spec)), m_stdout(output_keep_bytes), m_stderr(output_keep_bytes) {}
+namespace {
+
+Process start(const SpawnSpec& spec, bool fork, std::string& warning) {
+  if (fork && fork_server_wanted()) {
+    auto attempt = start_forked(spec);
+    warning = attempt.warning;
+    if (attempt.process) {
+      return std::move(*attempt.process);
+    }
+  }
+  return Process::spawn(spec);
+}
+
+} // namespace
+
+WorkerClient::WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes, bool fork)
+    : m_process(start(spec, fork, m_start_warning)), m_stdout(output_keep_bytes),
+      m_stderr(output_keep_bytes) {}
 
 WorkerClient::~WorkerClient() {
   m_process.kill_group();
@@ -48,8 +66,7 @@ bool WorkerClient::alive() {
   return !m_process.try_wait().has_value();
 }
 
-WorkerReply WorkerClient::request(const nlohmann::json& request,
-                                  std::chrono::milliseconds deadline,
+WorkerReply WorkerClient::request(const nlohmann::json& request, std::chrono::milliseconds deadline,
                                   const InterimHandler& on_interim) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   if (m_process.request_fd() < 0 || !write_all(m_process.request_fd(), request.dump() + "\n")) {

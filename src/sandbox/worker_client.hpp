@@ -35,7 +35,9 @@ using InterimHandler = std::function<std::optional<nlohmann::json>(const nlohman
 
 class WorkerClient {
 public:
-  WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes);
+  // With `fork`, the worker is forked by the fork server for its key (fork_server.hpp) unless
+  // KBENCH_FORK_SERVER=off or the server cannot be used; otherwise it is spawned.
+  WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes, bool fork = false);
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
   ~WorkerClient();
@@ -56,6 +58,9 @@ public:
   pid_t pid() const { return m_process.pid(); }
   double lifetime_s() const { return m_process.lifetime_s(); }
   const std::vector<Protection>& protections() const { return m_process.protections(); }
+  // "forked" or "spawned"; and why the fork server could not be used, once per server.
+  const std::string& started() const { return m_process.started(); }
+  const std::string& start_warning() const { return m_start_warning; }
 
 private:
   // Reads whatever the worker's pipes hold until a response line arrives, the worker dies or
@@ -64,6 +69,7 @@ private:
                           const InterimHandler& on_interim);
   WorkerReply reply_after_death();
 
+  std::string m_start_warning; // before m_process: the start fills it
   Process m_process;
   OutputCapture m_stdout;
   OutputCapture m_stderr;

@@ -4,8 +4,10 @@
 //   kbench-worker [--python PATH] [--package-dir DIR]
 // Requests arrive on stdin; answers leave on fd 3 so that whatever the problem or the candidate
 // prints on stdout cannot be mistaken for an answer by accident.
+#include "sandbox/fork_server.hpp"
 #include "sandbox/landlock.hpp"
 #include "sandbox/process.hpp"
+#include "worker/fork_server_mode.hpp"
 #include "worker/interpreter.hpp"
 #include "worker/protocol_loop.hpp"
 
@@ -42,6 +44,7 @@ fs::path default_package_dir() {
 struct Arguments {
   fs::path python;
   fs::path package_dir;
+  bool fork_server = false; // started by kbench as its fork server (sandbox/fork_server.hpp)
 };
 
 Arguments parse(int argc, char** argv) {
@@ -54,7 +57,9 @@ Arguments parse(int argc, char** argv) {
   args.package_dir = default_package_dir();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--python" || arg == "--package-dir") && i + 1 < argc) {
+    if (arg == kbench::sandbox::kForkServerFlag) {
+      args.fork_server = true;
+    } else if ((arg == "--python" || arg == "--package-dir") && i + 1 < argc) {
       (arg == "--python" ? args.python : args.package_dir) = argv[++i];
     } else {
       std::cerr << "kbench-worker: unknown argument " << arg
@@ -81,19 +86,13 @@ std::string confine_writes(const char* writable_json) {
 
 int main(int argc, char** argv) {
   const Arguments args = parse(argc, argv);
-  // Keep the response channel away from fd 3, and from every process the phases start
-  // (compilers, ninja): only this process answers.
-  const int response_fd = fcntl(kbench::sandbox::kResponseFd, F_DUPFD_CLOEXEC, 100);
-  if (response_fd < 0) {
+  if (fcntl(kbench::sandbox::kResponseFd, F_GETFD) < 0) {
     std::cerr << "kbench-worker: no response channel on fd 3; this program is started by kbench\n";
     return 64;
   }
-  close(kbench::sandbox::kResponseFd);
-
   // Tools the environment installs next to its interpreter (ninja for torch's extension
   // builder) must be found by the processes the phases start.
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-  setenv("PATH", (args.python.parent_path().string() + ":" + path).c_str(), 1);
+  setenv("PATH", kbench::worker::worker_path(args.python, std::getenv("PATH")).c_str(), 1);
   if (const char* writable = std::getenv(kbench::sandbox::kWorkerWritableVariable)) {
     if (const auto error = confine_writes(writable); !error.empty()) {
       std::cerr << "kbench-worker: cannot confine its own writes under the wrapper: " << error
@@ -110,14 +109,8 @@ int main(int argc, char** argv) {
   int code = 0;
   {
     pybind11::gil_scoped_acquire gil;
-    try {
-      // A segfault in native code then leaves a Python traceback on stderr.
-      pybind11::module_::import("faulthandler").attr("enable")();
-      code = kbench::worker::serve(response_fd);
-    } catch (const std::exception& error) {
-      std::cerr << "kbench-worker: " << error.what() << "\n";
-      code = 70;
-    }
+    code = args.fork_server ? kbench::worker::run_fork_server(args.python)
+                            : kbench::worker::run_worker();
   }
   std::fflush(nullptr);
   // No interpreter finalisation: torch and CUDA teardown can hang or crash on exit, and
