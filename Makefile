@@ -1,10 +1,12 @@
 # The two commands of the README:
-#   make run    set up this machine, build, evaluate the bundled examples, print a table
+#   make run    set up this machine, build, evaluate a short tour of the examples
+#               (examples/quick.json: a few minutes), print a table
 #   make test   set up, build, run every test this machine can run (GPU tests skip without one)
+# make run-all evaluates every bundled example (examples/examples.json: tens of minutes on a CPU).
 BUILD ?= build
 export KBENCH_BUILD := $(BUILD)
 
-.PHONY: all setup build run test unit e2e gpu-test format clean
+.PHONY: all setup build run run-all test unit e2e gpu-test format clean
 
 all: build
 
@@ -12,6 +14,9 @@ setup build:
 	scripts/setup.sh
 
 run: build
+	$(BUILD)/kbench suite examples/quick.json
+
+run-all: build
 	$(BUILD)/kbench suite examples/examples.json
 
 test: build

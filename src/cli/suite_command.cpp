@@ -1,22 +1,28 @@
 // kbench suite MANIFEST: evaluates the (problem, candidate) pairs a manifest lists and prints
-// one table. `make run` uses it on examples/examples.json. The manifest's format and how its
-// entries become evaluations: sched/suite_plan.hpp.
+// one table. `make run` uses it on examples/quick.json, `make run-all` on examples/examples.json.
+// The manifest's format and how its entries become evaluations: sched/suite_plan.hpp; which
+// entries are the same evaluation, and which results a --resume reuses: sched/suite_keys.hpp;
+// the order builds and evaluations run in: sched/suite_pipeline.hpp.
 #include "cli/commands.hpp"
 #include "cli/eval_flags.hpp"
 #include "core/json_io.hpp"
-#include "pipeline/evaluation.hpp"
 #include "pipeline/suite_prebuild.hpp"
+#include "pipeline/suite_runner.hpp"
+#include "report/suite_progress.hpp"
 #include "report/suite_table.hpp"
 #include "sched/device_probe.hpp"
+#include "sched/suite_keys.hpp"
 #include "sched/suite_plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <unistd.h>
 
 namespace kbench::cli {
 namespace fs = std::filesystem;
@@ -41,6 +47,81 @@ int build_all(const std::vector<EvalOptions>& builds, int jobs) {
   return failed == 0 ? 0 : 1;
 }
 
+// The GPUs with a measurement lane: the one --gpu names, else every usable one.
+std::vector<int> lane_gpus(bool gpu_given, int gpu, int gpu_count) {
+  if (gpu_given) {
+    return {gpu};
+  }
+  std::vector<int> gpus;
+  for (int g = 0; g < gpu_count; ++g) {
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+// Progress while the lanes run: on a terminal one line, rewritten in place; elsewhere (a log,
+// a pipe) a line when an evaluation starts and one when it ends.
+class ProgressPrinter {
+public:
+  ProgressPrinter(std::vector<report::SuiteRow>& rows, std::size_t total)
+      : m_rows(rows), m_terminal(::isatty(STDERR_FILENO) == 1),
+        m_started(std::chrono::steady_clock::now()) {
+    m_progress.total = total;
+    redraw();
+  }
+
+  void started(std::size_t row) {
+    if (!m_terminal) {
+      const auto& r = m_rows[row];
+      std::cerr << fmt::format("kbench suite: [#{}] {} x {} on {}\n", row + 1, r.problem,
+                               r.candidate, r.device);
+    }
+  }
+
+  void finished(std::size_t row) {
+    const auto& r = m_rows[row];
+    ++m_progress.done;
+    m_progress.failed += r.result->status == Status::ok ? 0 : 1;
+    m_progress.unexpected += r.met_expectation() ? 0 : 1;
+    const std::string outcome =
+        fmt::format("{} ({:.1f} s){}", status_name(r.result->status), r.result->wall_s,
+                    r.met_expectation() ? "" : ", expected " + r.expect);
+    if (m_terminal) {
+      if (!r.met_expectation()) { // kept above the progress line
+        std::cerr << fmt::format("\r\033[Kkbench suite: [#{}] {} x {} on {}: {}\n", row + 1,
+                                 r.problem, r.candidate, r.device, outcome);
+      }
+      redraw();
+    } else {
+      std::cerr << fmt::format("kbench suite: [#{}]   -> {}  ({})\n", row + 1, outcome,
+                               report::format_progress(now()));
+    }
+  }
+
+  ~ProgressPrinter() {
+    if (m_terminal) {
+      std::cerr << "\n";
+    }
+  }
+
+private:
+  report::SuiteProgress now() {
+    m_progress.elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+    return m_progress;
+  }
+  void redraw() {
+    if (m_terminal) {
+      std::cerr << "\r\033[Kkbench suite: " << report::format_progress(now()) << std::flush;
+    }
+  }
+
+  std::vector<report::SuiteRow>& m_rows;
+  bool m_terminal;
+  std::chrono::steady_clock::time_point m_started;
+  report::SuiteProgress m_progress;
+};
+
 } // namespace
 
 Command register_suite_command(CLI::App& app) {
@@ -52,22 +133,32 @@ Command register_suite_command(CLI::App& app) {
   command->add_option("manifest", *manifest, "suite manifest (JSON)")->required();
   add_shared_eval_options(*command, *options);
   command->add_option("--jsonl", *jsonl, "write every result document, one per line");
+  auto resume = std::make_shared<bool>(false);
+  command->add_flag("--resume", *resume,
+                    "reuse the results --jsonl already holds for the same problem, candidate and "
+                    "options, evaluate the rest and append them");
   auto only_device = std::make_shared<std::string>();
   command->add_option("--only-device", *only_device,
                       "evaluate only the entries that run on this device (cpu or cuda)");
   auto jobs = std::make_shared<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
-  command->add_option("--jobs", *jobs, "candidates built in parallel before the evaluations")
+  command->add_option("--jobs", *jobs, "candidates built in parallel, ahead of the evaluations")
       ->capture_default_str();
   auto build_only = std::make_shared<bool>(false);
   command->add_flag("--build-only", *build_only,
                     "build every candidate into the compile cache, --jobs at a time, and evaluate "
                     "none (warms the cache before a timed run)");
 
-  const auto run = [options, manifest, jsonl, jobs, only_device, build_only]() -> int {
+  const auto run = [command, options, manifest, jsonl, resume, jobs, only_device,
+                    build_only]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
       }
+      return 64;
+    }
+    if (*resume && jsonl->empty()) {
+      std::cerr << "kbench suite: --resume reads the results of an earlier run from --jsonl; "
+                   "name the file with --jsonl FILE\n";
       return 64;
     }
     std::vector<sched::ManifestEntry> entries;
@@ -77,48 +168,113 @@ Command register_suite_command(CLI::App& app) {
       std::cerr << "kbench suite: " << error.what() << "\n";
       return 64;
     }
-    std::ofstream lines;
-    if (!jsonl->empty()) {
-      lines.open(*jsonl);
-      if (!lines) {
-        std::cerr << "kbench suite: cannot write " << *jsonl << "\n";
-        return 64;
-      }
-    }
     const int gpu_count = static_cast<int>(sched::probe_devices().gpus.size());
     const auto planned = sched::plan_suite(entries, *options, fs::path(*manifest).parent_path(),
                                            *only_device, gpu_count);
     std::vector<report::SuiteRow> rows;
-    std::vector<EvalOptions> runs;
+    std::vector<EvalOptions> all_runs;
+    std::vector<std::optional<sched::EvalKey>> keys;
     for (const auto& plan : planned) {
       rows.push_back({plan.entry.problem, plan.entry.candidate, plan.device, std::nullopt,
-                      plan.skipped_reason, plan.entry.expect});
+                      plan.skipped_reason, plan.entry.expect, ""});
+      keys.push_back(plan.run ? sched::evaluation_key(*plan.run) : std::nullopt);
       if (plan.run) {
-        runs.push_back(*plan.run);
+        all_runs.push_back(*plan.run);
       }
     }
     if (*build_only) {
-      return build_all(sched::distinct_builds(runs), *jobs);
+      return build_all(sched::distinct_builds(all_runs), *jobs);
     }
-    if (*jobs > 1 && runs.size() > 1) {
-      const auto builds = sched::distinct_builds(runs);
-      std::cerr << fmt::format("kbench suite: building {} candidate(s), {} at a time\n",
-                               builds.size(), *jobs);
-      prebuild(builds, *jobs);
+
+    sched::ResumeLog log;
+    if (*resume) {
+      try {
+        log = sched::read_resume_log(*jsonl);
+      } catch (const std::exception& error) {
+        std::cerr << "kbench suite: " << error.what() << "\n";
+        return 64;
+      }
+      for (const auto& warning : log.warnings) {
+        std::cerr << "kbench suite: warning: " << warning << "\n";
+      }
     }
+    const auto duplicates = sched::find_duplicates(keys);
+    std::vector<EvalOptions> runs; // what this run evaluates, in manifest order
+    std::vector<std::size_t> row_of_run;
+    std::size_t reused = 0, duplicated = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (!planned[i].run) {
         continue;
       }
-      auto& row = rows[i];
-      std::cerr << fmt::format("kbench suite: [{}/{}] {} x {} on {}\n", i + 1, rows.size(),
-                               row.problem, row.candidate, row.device);
-      row.result = evaluate(*planned[i].run);
-      std::cerr << fmt::format("kbench suite:   -> {} ({:.1f} s){}\n",
-                               status_name(row.result->status), row.result->wall_s,
-                               row.met_expectation() ? "" : ", expected " + row.expect);
-      if (lines.is_open()) {
-        lines << to_json(*row.result).dump() << std::endl; // flushed: a killed suite keeps its rows
+      if (duplicates[i]) {
+        rows[i].note = fmt::format("duplicate of #{}", *duplicates[i] + 1);
+        ++duplicated;
+      } else if (const EvalResult* found =
+                     keys[i] ? sched::find_reusable(log, *keys[i]) : nullptr) {
+        rows[i].result = *found;
+        rows[i].note = "reused from " + fs::path(*jsonl).filename().string();
+        ++reused;
+      } else {
+        runs.push_back(*planned[i].run);
+        row_of_run.push_back(i);
+      }
+    }
+    if (*resume) {
+      const auto other = std::count_if(log.records.begin(), log.records.end(), [&](const auto& r) {
+        return std::none_of(keys.begin(), keys.end(), [&](const auto& k) { return k == r.first; });
+      });
+      if (other > 0) {
+        std::cerr << fmt::format(
+            "kbench suite: warning: {} result(s) in {} are for other entries or other options "
+            "(device, precision, trials, timing flags, kbench version); kept in the file, not "
+            "reused\n",
+            other, *jsonl);
+      }
+      std::cerr << fmt::format("kbench suite: {} result(s) reused from {}, {} to evaluate\n",
+                               reused, *jsonl, runs.size());
+    }
+    if (duplicated > 0) {
+      std::cerr << fmt::format("kbench suite: {} entr{} repeat an earlier one (same problem, "
+                               "candidate and options) and take its result\n",
+                               duplicated, duplicated == 1 ? "y" : "ies");
+    }
+
+    std::ofstream lines;
+    if (!jsonl->empty()) {
+      std::error_code ec;
+      if (*resume && fs::exists(*jsonl, ec)) {
+        fs::resize_file(*jsonl, log.complete_bytes, ec); // drops a cut-short last line
+        lines.open(*jsonl, std::ios::app);
+      } else {
+        lines.open(*jsonl);
+      }
+      if (!lines || ec) {
+        std::cerr << "kbench suite: cannot write " << *jsonl
+                  << (ec ? ": " + ec.message() : std::string()) << "\n";
+        return 64;
+      }
+    }
+    {
+      ProgressPrinter progress(rows, runs.size());
+      const bool gpu_given = command->get_option("--gpu")->count() > 0;
+      evaluate_pipelined(
+          runs, *jobs, lane_gpus(gpu_given, options->gpu, gpu_count),
+          [&](std::size_t r) { progress.started(row_of_run[r]); },
+          [&](std::size_t r, const EvalResult& result) {
+            const std::size_t i = row_of_run[r];
+            rows[i].result = result;
+            if (lines.is_open() && keys[i]) {
+              // flushed: a killed suite keeps its rows, and --resume picks up from them
+              lines << sched::suite_line(result, *keys[i]).dump() << std::endl;
+            } else if (lines.is_open()) {
+              lines << to_json(result).dump() << std::endl;
+            }
+            progress.finished(i);
+          });
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (duplicates[i]) {
+        rows[i].result = rows[*duplicates[i]].result;
       }
     }
     std::cout << report::format_suite_table(rows);

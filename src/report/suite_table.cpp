@@ -33,42 +33,54 @@ std::size_t width(const std::string& text) {
 } // namespace
 
 std::string format_suite_table(const std::vector<SuiteRow>& rows) {
-  using Row = std::array<std::string, 9>;
+  using Row = std::array<std::string, 10>;
   std::vector<Row> table;
-  table.push_back({"problem", "candidate", "device", "status", "trials", "max abs err", "candidate",
-                   "reference", "speedup"});
-  for (const auto& row : rows) {
-    Row cells{
-        short_name(row.problem), short_name(row.candidate), row.device, "", "", "", "", "", ""};
+  table.push_back({"#", "problem", "candidate", "device", "status", "trials", "max abs err",
+                   "candidate", "reference", "speedup"});
+  for (std::size_t n = 0; n < rows.size(); ++n) {
+    const auto& row = rows[n];
+    Row cells{std::to_string(n + 1),
+              short_name(row.problem),
+              short_name(row.candidate),
+              row.device,
+              "",
+              "",
+              "",
+              "",
+              "",
+              ""};
     if (!row.result) {
-      cells[3] = "skipped";
-      cells[4] = row.skipped_reason;
+      cells[4] = "skipped";
+      cells[5] = row.skipped_reason;
       table.push_back(cells);
       continue;
     }
     const auto& r = *row.result;
-    cells[3] = status_name(r.status);
+    cells[4] = status_name(r.status);
     if (!row.expect.empty()) {
-      cells[3] += row.met_expectation() ? " (as expected)" : " (expected " + row.expect + ")";
+      cells[4] += row.met_expectation() ? " (as expected)" : " (expected " + row.expect + ")";
+    }
+    if (!row.note.empty()) {
+      cells[4] += " [" + row.note + "]";
     }
     if (!r.trials.empty() && r.status != Status::harness_error) {
-      cells[4] = fmt::format("{}/{}", r.trials_passed(), r.trials.size());
+      cells[5] = fmt::format("{}/{}", r.trials_passed(), r.trials.size());
       const auto errors = r.error_summary();
-      cells[5] = errors ? fmt::format("{:.2e}", errors->max_abs) : "-";
+      cells[6] = errors ? fmt::format("{:.2e}", errors->max_abs) : "-";
     }
     if (r.timing.candidate) {
-      cells[6] = format_duration_us(r.timing.candidate->stats_us.median);
+      cells[7] = format_duration_us(r.timing.candidate->stats_us.median);
     }
     if (r.timing.reference) {
-      cells[7] = format_duration_us(r.timing.reference->stats_us.median);
+      cells[8] = format_duration_us(r.timing.reference->stats_us.median);
     }
     if (r.timing.speedup) {
-      cells[8] = fmt::format("{:.2f}x{}", *r.timing.speedup,
+      cells[9] = fmt::format("{:.2f}x{}", *r.timing.speedup,
                              r.timing.speedup_scored ? "" : " (not scored)");
     }
     table.push_back(cells);
   }
-  std::array<std::size_t, 9> widths{};
+  std::array<std::size_t, 10> widths{};
   for (const auto& row : table) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       widths[i] = std::max(widths[i], width(row[i]));

@@ -1,0 +1,144 @@
+// Keys, duplicates and resumed results of a suite (sched/suite_keys.hpp).
+#include "sched/suite_keys.hpp"
+
+#include "core/source_files.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+namespace kbench::sched {
+namespace fs = std::filesystem;
+
+namespace {
+
+auto tie_key(const EvalKey& key) {
+  // dump() of nlohmann::json orders an object's keys, so equal options dump equal.
+  return std::make_tuple(key.problem_sha256, key.candidate_sha256, key.options.dump(),
+                         key.kbench_version);
+}
+
+} // namespace
+
+bool EvalKey::operator==(const EvalKey& other) const {
+  return tie_key(*this) == tie_key(other);
+}
+bool EvalKey::operator<(const EvalKey& other) const {
+  return tie_key(*this) < tie_key(other);
+}
+
+nlohmann::json key_options(const EvalOptions& run) {
+  nlohmann::json options = identity_json(run);
+  if (!run.rules.empty() && !names_bundled_rule_set(run.rules)) {
+    options["rules"] = fs::weakly_canonical(run.rules).string();
+  }
+  return options;
+}
+
+std::optional<EvalKey> evaluation_key(const EvalOptions& run) {
+  std::string error;
+  const auto problem = read_source_file(run.problem, "problem", error);
+  const auto candidate = read_source_file(run.candidate, "candidate", error);
+  if (!problem || !candidate) {
+    return std::nullopt;
+  }
+  return EvalKey{problem->sha256, candidate->sha256, key_options(run)};
+}
+
+std::vector<std::optional<std::size_t>>
+find_duplicates(const std::vector<std::optional<EvalKey>>& keys) {
+  std::map<EvalKey, std::size_t> first;
+  std::vector<std::optional<std::size_t>> duplicates(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!keys[i]) {
+      continue;
+    }
+    const auto [at, inserted] = first.emplace(*keys[i], i);
+    if (!inserted) {
+      duplicates[i] = at->second;
+    }
+  }
+  return duplicates;
+}
+
+nlohmann::json suite_line(const EvalResult& result, const EvalKey& key) {
+  nlohmann::json line = to_json(result);
+  line["suite_options"] = key.options;
+  return line;
+}
+
+ResumeLog read_resume_log(const fs::path& path) {
+  ResumeLog log;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return log;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::size_t without_options = 0;
+  std::size_t start = 0;
+  for (std::size_t number = 1; start < text.size(); ++number) {
+    const std::size_t end = text.find('\n', start);
+    const bool complete = end != std::string::npos;
+    const std::string line = text.substr(start, complete ? end - start : std::string::npos);
+    const std::size_t next = complete ? end + 1 : text.size();
+    const bool last = next >= text.size();
+    nlohmann::json document = nlohmann::json::parse(line, nullptr, false);
+    const bool parsed = !document.is_discarded() && document.is_object();
+    if (!complete || !parsed) {
+      if (!last) {
+        throw std::runtime_error(fmt::format(
+            "{}:{}: not a result document, and not the last line, so not what a killed suite "
+            "leaves; fix or remove the line (or drop --resume to start the file afresh)",
+            path.string(), number));
+      }
+      log.warnings.push_back(fmt::format(
+          "{}:{}: the last line is {}, as a killed suite leaves it; dropped, and its evaluation "
+          "runs again",
+          path.string(), number, complete ? "not a JSON document" : "cut short"));
+      break;
+    }
+    log.complete_bytes = next;
+    start = next;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    auto decoded = result_from_json(document);
+    if (!decoded.value) {
+      throw std::runtime_error(
+          fmt::format("{}:{}: not a kbench.eval/1 document ({}); fix or remove the line",
+                      path.string(), number, decoded.error));
+    }
+    if (!document.contains("suite_options") || !document["suite_options"].is_object()) {
+      ++without_options;
+      continue;
+    }
+    EvalResult& result = *decoded.value;
+    EvalKey key{result.problem_sha256, result.candidate_sha256, document["suite_options"],
+                result.kbench_version};
+    log.records.emplace_back(std::move(key), std::move(result));
+  }
+  if (without_options > 0) {
+    log.warnings.push_back(
+        fmt::format("{}: {} result(s) carry no suite_options (written by `kbench eval` or an "
+                    "older kbench suite), so they cannot be matched and are not reused",
+                    path.string(), without_options));
+  }
+  return log;
+}
+
+const EvalResult* find_reusable(const ResumeLog& log, const EvalKey& key) {
+  for (auto it = log.records.rbegin(); it != log.records.rend(); ++it) {
+    if (it->first == key) {
+      return it->second.status == Status::harness_error ? nullptr : &it->second;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace kbench::sched
