@@ -31,6 +31,12 @@
 #                  then spends 10-17 s building the torch.compile baseline and up to 15 s
 #                  sampling), so the whole suite does not fit in one call: use examples:REGEX
 #   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX
+#   native         `kbench eval` of the level1 ReLU in the torch-free kernel format
+#                  (examples/native/level1_relu.cu): its cold and cached build, status, timing
+#   warm-eval      bench/warm_eval (a warm --no-timing eval, fork server on and off, against a
+#                  bare Python that imports torch and runs the reference once)
+#   refcache       two evaluations of different candidates of the level1 ReLU: the second reads
+#                  the reference outputs and the torch.compile ratio from the reference cache
 #   rules          GPU test CudaRules (KernelBench's mnist2 passes the default rules; its share)
 #   collective-eval one `kbench eval` of a 2-rank all-reduce with a torch-only candidate (NCCL
 #                  under the full sandbox in a minute, where the collectives test takes 5)
@@ -158,6 +164,32 @@ PY
       cat "$R/exploits.txt" 2>/dev/null | tail -40
       ;;
     rules) ctest_step rules 200 "CudaRules" ;;
+    native)
+      for run in cold cached; do
+        timeout "$(limit 120)" "$K" eval problems/level1/1_relu.py examples/native/level1_relu.cu \
+          --device cuda --no-compile-baseline --json "$R/native-$run.json" > "$R/native-$run.txt" 2>&1
+        at "native $run rc=$? $(grep -E '^(status|compile|cand time|speedup|wall time)' "$R/native-$run.txt" | tr '\n' ' ' | head -c 500)"
+      done
+      ;;
+    warm-eval)
+      timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --rounds 3 > "$R/warm-eval.txt" 2>&1
+      at "warm-eval rc=$?"
+      tail -12 "$R/warm-eval.txt"
+      ;;
+    refcache)
+      # The level1 ReLU's trials (1.3 GB) are above the cache's 256 MiB cap: only the
+      # torch.compile ratio is reused there; the small ReLU of the exploit corpus reuses both.
+      for pair in problems/level1/1_relu.py:examples/cuda/level1_relu.py \
+        problems/level1/1_relu.py:examples/native/level1_relu.cu \
+        examples/exploits/problem_relu.py:tests/e2e/candidates/relu_torch.py \
+        examples/exploits/problem_relu.py:examples/native/level1_relu.cu; do
+        problem=${pair%%:*} candidate=${pair#*:}
+        name=$(basename "$problem" .py)-$(basename "$candidate")
+        timeout "$(limit 200)" "$K" eval "$problem" "$candidate" --device cuda \
+          --json "$R/refcache-$name.json" > "$R/refcache-$name.txt" 2>&1
+        at "refcache $name rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"], r.get("reference_cache"), "measure", r["timing"].get("wall_s"), "wall", r["wall_s"], "vs compiled", r["timing"].get("speedup_vs_compiled"))' "$R/refcache-$name.json" 2>&1 | head -c 600)"
+      done
+      ;;
     disassemble)
       timeout "$(limit 150)" "$K" disassemble examples/cuda/level1_relu.py > "$R/disassemble.txt" 2>&1
       at "disassemble rc=$? $(grep -m1 '^== ' "$R/disassemble.txt"), $(grep -c -E 'LDG|STG' "$R/disassemble.txt") LDG/STG lines; toolkit: $(ls /usr/local/cuda/bin/cuobjdump 2>&1)"

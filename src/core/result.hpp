@@ -178,9 +178,9 @@ struct PhaseRecord {
   std::string phase; // "compile", "reference", "candidate", ...
   double wall_s = 0;
   std::string exit; // "running", "exited with code 0", "killed by SIGSEGV (...)"
-  std::string started; // "forked" (by the fork server) or "spawned"; empty in older results
   std::string stdout_text;
   std::string stderr_text;
+  std::string started; // "forked" (by the fork server) or "spawned"; empty in older results
 };
 
 // Error figures over every output of every trial that was compared elementwise: the max of the

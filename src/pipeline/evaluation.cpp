@@ -447,16 +447,8 @@ private:
       m_result.counters = std::move(*skipped);
       return;
     }
-    stage("measuring energy per call");
-    const auto start = Clock::now();
-    const ProfileSettings settings = profile_settings(m_options);
-    EnergySide candidate_energy =
-        measure_energy(*candidate[0], WorkerRole::candidate, settings, m_result.candidate_path);
-    EnergySide reference_energy =
-        measure_energy(*reference[0], WorkerRole::reference, settings, "");
-    stage("profiling with Nsight Compute");
     ProfileSetup setup;
-    setup.settings = settings;
+    setup.settings = profile_settings(m_options);
     setup.launch = [this](const std::string& phase, WorkerRole role,
                           const std::vector<std::string>& wrapper,
                           const fs::path& directory) -> sandbox::WorkerClient& {
@@ -472,10 +464,8 @@ private:
       setup.candidate_median_us = m_result.timing.candidate->stats_us.median;
     }
     setup.min_bytes = m_call_bytes;
-    CountersInfo info = collect_counters(setup);
-    add_energy(info, std::move(candidate_energy), std::move(reference_energy));
-    info.wall_s = seconds_since(start);
-    m_result.counters = std::move(info);
+    m_result.counters = profile_timed_candidate(*reference[0], *candidate[0], setup,
+                                                [this](const char* name) { stage(name); });
   }
 
   // One trial (the first) in a fresh worker, its files under `directory`: the session a

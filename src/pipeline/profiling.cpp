@@ -284,4 +284,20 @@ void add_energy(CountersInfo& info, EnergySide candidate, EnergySide reference) 
   info.reference_energy = std::move(reference);
 }
 
+CountersInfo profile_timed_candidate(sandbox::WorkerClient& reference,
+                                     sandbox::WorkerClient& candidate, const ProfileSetup& setup,
+                                     const std::function<void(const char*)>& stage) {
+  stage("measuring energy per call");
+  const auto start = std::chrono::steady_clock::now();
+  EnergySide candidate_energy =
+      measure_energy(candidate, WorkerRole::candidate, setup.settings, setup.candidate_path);
+  EnergySide reference_energy =
+      measure_energy(reference, WorkerRole::reference, setup.settings, "");
+  stage("profiling with Nsight Compute");
+  CountersInfo info = collect_counters(setup);
+  add_energy(info, std::move(candidate_energy), std::move(reference_energy));
+  info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return info;
+}
+
 } // namespace kbench

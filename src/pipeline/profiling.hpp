@@ -60,4 +60,11 @@ std::optional<CountersInfo> counters_not_collected(const std::string& profile, b
 // Puts both sides' energy into the counters, with their ratio (reference over candidate).
 void add_energy(CountersInfo& info, EnergySide candidate, EnergySide reference);
 
+// --profile after timing: energy per call in the evaluation's own workers, then the counters in
+// fresh ones under Nsight Compute (`setup`), with the whole stage's wall time. `stage` names
+// each step for the progress line.
+CountersInfo profile_timed_candidate(sandbox::WorkerClient& reference,
+                                     sandbox::WorkerClient& candidate, const ProfileSetup& setup,
+                                     const std::function<void(const char*)>& stage);
+
 } // namespace kbench
