@@ -1,5 +1,6 @@
 #include "core/source_files.hpp"
 
+#include "core/problem_metadata.hpp"
 #include "core/sha256.hpp"
 
 #include <fstream>
@@ -93,6 +94,29 @@ std::optional<SourceFile> read_source_file(const std::filesystem::path& path, co
   }
   file.sha256 = sha256_hex(file.text);
   return file;
+}
+
+std::optional<EvaluationSources> load_evaluation_sources(const EvalOptions& options,
+                                                         std::string& error) {
+  auto problem = read_source_file(options.problem, "problem", error);
+  if (!problem) {
+    return std::nullopt;
+  }
+  EvaluationSources sources{std::move(*problem), {}, options.world_size};
+  if (sources.world_size == 0) {
+    const auto declared = declared_world_size(sources.problem.text, error);
+    if (!error.empty()) {
+      error = sources.problem.path.string() + ": " + error;
+      return std::nullopt;
+    }
+    sources.world_size = declared.value_or(1);
+  }
+  auto candidate = read_source_file(options.candidate, "candidate", error);
+  if (!candidate) {
+    return std::nullopt;
+  }
+  sources.candidate = std::move(*candidate);
+  return sources;
 }
 
 } // namespace kbench

@@ -1,7 +1,6 @@
 #include "pipeline/evaluation.hpp"
 
 #include "compare/compare_outputs.hpp"
-#include "core/problem_metadata.hpp"
 #include "core/source_files.hpp"
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
@@ -201,31 +200,17 @@ private:
 
   bool load_sources() {
     std::string error;
-    const auto problem = read_source_file(m_options.problem, "problem", error);
-    if (!problem) {
+    auto sources = load_evaluation_sources(m_options, error);
+    if (!sources) {
       fail(Status::harness_error, error);
       return false;
     }
-    m_result.problem_path = problem->path.string();
-    m_result.problem_sha256 = problem->sha256;
-    m_world = m_options.world_size;
-    if (m_world == 0) {
-      const auto declared = declared_world_size(problem->text, error);
-      if (!error.empty()) {
-        fail(Status::harness_error, m_result.problem_path + ": " + error);
-        return false;
-      }
-      m_world = declared.value_or(1);
-    }
-    m_result.world_size = m_world;
-    const auto candidate = read_source_file(m_options.candidate, "candidate", error);
-    if (!candidate) {
-      fail(Status::harness_error, error);
-      return false;
-    }
-    m_result.candidate_path = candidate->path.string();
-    m_result.candidate_sha256 = candidate->sha256;
-    m_candidate_source = candidate->text;
+    m_result.problem_path = sources->problem.path.string();
+    m_result.problem_sha256 = sources->problem.sha256;
+    m_world = m_result.world_size = sources->world_size;
+    m_result.candidate_path = sources->candidate.path.string();
+    m_result.candidate_sha256 = sources->candidate.sha256;
+    m_candidate_source = std::move(sources->candidate.text);
     return true;
   }
 
@@ -241,15 +226,7 @@ private:
   }
 
   void make_scratch() {
-    m_scratch = sched::ScratchDirectory::create("kbench-eval", m_world);
-    m_scratch.keep(m_options.keep_scratch);
-    fs::create_directories(m_scratch / "compile");
-    fs::create_directories(m_scratch / "tmp");
-    for (const char* sub : {"reference", "inputs", "candidate"}) {
-      for (int rank = 0; rank < m_world; ++rank) {
-        fs::create_directories(m_scratch.rank_dir(sub, rank));
-      }
-    }
+    m_scratch = sched::ScratchDirectory::for_evaluation(m_world, m_options.keep_scratch);
   }
 
   std::string device_for_rank(int rank) const {

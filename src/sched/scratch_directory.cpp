@@ -49,4 +49,17 @@ fs::path ScratchDirectory::rank_dir(const std::string& phase, int rank) const {
   return m_world_size == 1 ? m_path / phase : m_path / phase / fmt::format("rank{}", rank);
 }
 
+ScratchDirectory ScratchDirectory::for_evaluation(int world_size, bool keep) {
+  ScratchDirectory scratch = create("kbench-eval", world_size);
+  scratch.keep(keep);
+  std::filesystem::create_directories(scratch / "compile");
+  std::filesystem::create_directories(scratch / "tmp");
+  for (const char* sub : {"reference", "inputs", "candidate"}) {
+    for (int rank = 0; rank < world_size; ++rank) {
+      std::filesystem::create_directories(scratch.rank_dir(sub, rank));
+    }
+  }
+  return scratch;
+}
+
 } // namespace kbench::sched

@@ -13,6 +13,8 @@ class ScratchDirectory {
 public:
   // Makes `prefix`-XXXXXX under $TMPDIR (mode 0700); throws when it cannot.
   static ScratchDirectory create(const char* prefix, int world_size = 1);
+  // An evaluation's scratch: compile/, tmp/, and reference/, inputs/ and candidate/ for each rank.
+  static ScratchDirectory for_evaluation(int world_size, bool keep);
 
   ScratchDirectory() = default; // owns nothing
   // Takes ownership of an existing directory.
