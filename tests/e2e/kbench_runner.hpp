@@ -5,6 +5,11 @@
 #include <string>
 #include <vector>
 
+// Expects `needle` in `haystack`, showing both when it is not there.
+#define EXPECT_CONTAINS(haystack, needle)                                                          \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
+      << "expected to find: " << (needle) << "\nin: " << (haystack)
+
 namespace kbench::testing {
 
 struct KbenchRun {

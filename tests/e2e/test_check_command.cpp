@@ -11,10 +11,6 @@ using kbench::testing::run_kbench;
 
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 const std::string kFallback = "tests/e2e/candidates/static_torch_fallback.py";
 
 } // namespace

@@ -37,10 +37,6 @@ std::string message(const KbenchRun& run) {
   return run.result.value("message", "");
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 void expect_ok_on_every_rank(const KbenchRun& run, int world) {
   ASSERT_EQ(run.result.value("status", ""), "ok") << message(run) << run.stderr_text;
   EXPECT_EQ(run.result["config"]["world_size"], world);

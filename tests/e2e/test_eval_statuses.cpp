@@ -27,10 +27,6 @@ std::string message(const KbenchRun& run) {
   return run.result.value("message", "");
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 } // namespace
 
 TEST(EvalStatus, OkWithTimingAndUnits) {

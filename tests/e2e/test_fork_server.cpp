@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 // Sets an environment variable of this test (and so of the kbench it starts) for a scope.
 struct ScopedVariable {
   std::string name;

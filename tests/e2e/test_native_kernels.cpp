@@ -37,20 +37,15 @@ TEST(NativeKernels, CompileErrorsRejectionsAndErrorReturnsAreReported) {
   const auto broken =
       eval_native("problems/level1/1_relu.py", "tests/e2e/candidates/native_compile_error.cpp");
   EXPECT_EQ(broken.result.value("status", ""), "compile_error");
-  EXPECT_NE(broken.result.value("message", "").find("native_compile_error.cpp:7"),
-            std::string::npos)
-      << broken.result.value("message", "");
+  EXPECT_CONTAINS(broken.result.value("message", ""), "native_compile_error.cpp:7");
 
   const auto no_entry =
       eval_native("problems/level1/1_relu.py", "tests/e2e/candidates/native_no_entry.cpp");
   EXPECT_EQ(no_entry.result.value("status", ""), "static_rejected");
-  EXPECT_NE(no_entry.result.value("message", "").find("kbench_forward"), std::string::npos)
-      << no_entry.result.value("message", "");
+  EXPECT_CONTAINS(no_entry.result.value("message", ""), "kbench_forward");
 
   const auto refuses =
       eval_native("problems/level1/1_relu.py", "tests/e2e/candidates/native_error_return.cpp");
   EXPECT_EQ(refuses.result.value("status", ""), "runtime_error");
-  EXPECT_NE(refuses.result.value("message", "").find("this kernel refuses to run"),
-            std::string::npos)
-      << refuses.result.value("message", "");
+  EXPECT_CONTAINS(refuses.result.value("message", ""), "this kernel refuses to run");
 }

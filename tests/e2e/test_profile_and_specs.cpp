@@ -10,10 +10,6 @@ using kbench::testing::have_gpu;
 using kbench::testing::repo_path;
 using kbench::testing::run_kbench;
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 TEST(Profile, OnTheCpuEveryCounterSaysItNeedsAGpu) {
   const auto run = run_kbench(
       {"eval", repo_path("problems/level1/1_relu.py"), repo_path("examples/cpu/level1_relu.py"),

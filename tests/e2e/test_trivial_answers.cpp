@@ -21,10 +21,6 @@ std::string trivial_warning(const KbenchRun& run) {
   return "";
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 } // namespace
 
 // KernelBench level2/23 (commit 423217d): outputs of about 1e-9 everywhere. One seeded trial

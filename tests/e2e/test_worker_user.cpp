@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                                 \
-      << "expected to find: " << (needle) << "\nin: " << (haystack)
-
 #define REQUIRE_ROOT()                                                                             \
   do {                                                                                             \
     if (geteuid() != 0) {                                                                          \
