@@ -77,6 +77,20 @@ limit() {
   local left=$((${KBENCH_VALIDATE_DEADLINE_S:-590} - $(date +%s) + T0))
   echo $(($1 < left ? $1 : left))
 }
+# The CUDA entries of examples/examples.json whose candidate matches $1, as a manifest with
+# absolute paths (the examples and honest-flags steps).
+cuda_examples() {
+  python3 - "$1" <<'PY'
+import json, re, sys
+from pathlib import Path
+root = Path("examples").resolve()
+suite = json.loads((root / "examples.json").read_text())
+suite["entries"] = [
+    dict(e, problem=str((root / e["problem"]).resolve()), candidate=str(root / e["candidate"]))
+    for e in suite["entries"] if e["device"] == "cuda" and re.search(sys.argv[1], e["candidate"])]
+print(json.dumps(suite, indent=1))
+PY
+}
 ctest_step() { # name, limit in s, regex
   (cd build-gpu && timeout "$(limit "$2")" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
   at "ctest $1 rc=$? $(grep -E 'tests passed|Failed|\*\*\*' "$R/ctest-$1.log" | tr '\n' ' ' | head -c 400)"
@@ -196,16 +210,7 @@ PY
       ;;
     examples) ctest_step examples 590 "CudaExamples" ;;
     examples:*)
-      python3 - "${step#examples:}" > "$R/examples-subset.json" <<'PY'
-import json, re, sys
-from pathlib import Path
-root = Path("examples").resolve()
-suite = json.loads((root / "examples.json").read_text())
-suite["entries"] = [
-    dict(e, problem=str((root / e["problem"]).resolve()), candidate=str(root / e["candidate"]))
-    for e in suite["entries"] if e["device"] == "cuda" and re.search(sys.argv[1], e["candidate"])]
-print(json.dumps(suite, indent=1))
-PY
+      cuda_examples "${step#examples:}" > "$R/examples-subset.json"
       at "examples subset: $(grep -c '"candidate"' "$R/examples-subset.json") entries"
       KBENCH_GPU_MANIFEST=$R/examples-subset.json ctest_step examples-subset 590 "CudaExamples"
       cat "$R/examples-table.txt" 2>/dev/null | tail -20
@@ -249,16 +254,7 @@ PY
       ;;
     honest-flags|honest-flags:*)
       regex=${step#honest-flags}; regex=${regex#:}
-      python3 - "${regex:-.}" > "$R/honest-subset.json" <<'PY'
-import json, re, sys
-from pathlib import Path
-root = Path("examples").resolve()
-suite = json.loads((root / "examples.json").read_text())
-suite["entries"] = [
-    dict(e, problem=str((root / e["problem"]).resolve()), candidate=str(root / e["candidate"]))
-    for e in suite["entries"] if e["device"] == "cuda" and re.search(sys.argv[1], e["candidate"])]
-print(json.dumps(suite, indent=1))
-PY
+      cuda_examples "${regex:-.}" > "$R/honest-subset.json"
       at "honest subset: $(grep -c '"candidate"' "$R/honest-subset.json") entries"
       timeout "$(limit 560)" "$K" suite "$R/honest-subset.json" --only-device cuda --device cuda \
         --no-compile-baseline --jsonl "$R/honest.jsonl" > "$R/honest-table.txt" 2>&1
