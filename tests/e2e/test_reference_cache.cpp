@@ -48,7 +48,7 @@ TEST(ReferenceCache, ASecondCandidateReusesTheOutputsAndAWrongOneStillFails) {
   const auto wrong = eval("examples/broken/cpu_wrong_result.py");
   EXPECT_EQ(wrong.result["status"], "incorrect") << wrong.result.value("message", "");
   EXPECT_EQ(cache_field(wrong, "outputs"), "cache");
-  EXPECT_EQ(cache_field(wrong, "outputs_from"), first.result["started_at"]);
+  EXPECT_EQ(cache_field(wrong, "outputs_from"), first.result["started_at"].get<std::string>());
   EXPECT_EQ(cache_field(wrong, "key"), cache_field(first, "key"));
   const auto& trials = wrong.result["correctness"]["trials"];
   ASSERT_EQ(trials.size(), 6u); // five seeded, from the cache, and the held-out one, fresh
