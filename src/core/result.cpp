@@ -270,12 +270,15 @@ nlohmann::json to_json(const EvalResult& r) {
 
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {
-    phases.push_back({{"phase", p.phase},
-                      {"wall_s", p.wall_s},
-                      {"exit", p.exit},
-                      {"started", p.started},
-                      {"stdout", p.stdout_text},
-                      {"stderr", p.stderr_text}});
+    nlohmann::json phase = {{"phase", p.phase},        {"wall_s", p.wall_s},
+                            {"exit", p.exit},          {"started", p.started},
+                            {"stdout", p.stdout_text}, {"stderr", p.stderr_text}};
+    // Absent rather than empty: documents written before the field read back unchanged.
+    for (const auto& q : p.requests) {
+      phase["requests"].push_back(
+          {{"op", q.op}, {"count", q.count}, {"first_at_s", q.first_at_s}, {"seconds", q.seconds}});
+    }
+    phases.push_back(std::move(phase));
   }
   nlohmann::json sandbox = nlohmann::json::array();
   for (const auto& p : r.sandbox) {

@@ -86,7 +86,7 @@ struct TimingSide {
   // converged (the interval within the timing precision), resolution (at the timer's step),
   // fixed (--iterations), or "timeout: " and what was unmet
   std::string stop_reason;
-  std::string tracing;       // "cupti" or why not ("unsupported: ...")
+  std::string tracing; // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
   std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
@@ -174,6 +174,15 @@ struct CountersInfo {
 };
 
 // What each worker process did: kept so that a failure can be read in full afterwards.
+// The requests a phase's worker answered, by op (docs/results.md, "phases"): where its time
+// went.
+struct PhaseRequests {
+  std::string op; // "reference", "time_block", ...
+  int count = 0;
+  double first_at_s = 0; // after the worker started
+  double seconds = 0;    // waiting for the answers, all of them
+};
+
 struct PhaseRecord {
   std::string phase; // "compile", "reference", "candidate", ...
   double wall_s = 0;
@@ -181,6 +190,7 @@ struct PhaseRecord {
   std::string stdout_text;
   std::string stderr_text;
   std::string started; // "forked" (by the fork server) or "spawned"; empty in older results
+  std::vector<PhaseRequests> requests;
 };
 
 // Error figures over every output of every trial that was compared elementwise: the max of the

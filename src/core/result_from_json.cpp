@@ -322,6 +322,14 @@ EvalResult read_result(const Reader& in) {
     p.read("wall_s", out.wall_s);
     p.read("exit", out.exit);
     p.read("started", out.started);
+    out.requests = read_each<PhaseRequests>(p, "requests", [](const Reader& q) {
+      PhaseRequests request;
+      q.read("op", request.op);
+      q.read("count", request.count);
+      q.read("first_at_s", request.first_at_s);
+      q.read("seconds", request.seconds);
+      return request;
+    });
     p.read("stdout", out.stdout_text);
     p.read("stderr", out.stderr_text);
     return out;

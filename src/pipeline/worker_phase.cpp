@@ -357,6 +357,9 @@ PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker) {
   record.exit = worker.alive() ? "running" : "ended";
   record.started = worker.started();
   record.wall_s = worker.lifetime_s();
+  for (const auto& t : worker.request_times()) {
+    record.requests.push_back({t.op, t.count, t.first_at_s, t.seconds});
+  }
   record.stdout_text = worker.stdout_capture().text();
   record.stderr_text = worker.stderr_capture().text();
   return record;

@@ -69,11 +69,23 @@ bool WorkerClient::alive() {
 WorkerReply WorkerClient::request(const nlohmann::json& request, std::chrono::milliseconds deadline,
                                   const InterimHandler& on_interim) {
   const auto until = std::chrono::steady_clock::now() + deadline;
+  const double sent_at = m_process.lifetime_s();
   if (m_process.request_fd() < 0 || !write_all(m_process.request_fd(), request.dump() + "\n")) {
     // The worker is gone (EPIPE): collect how it ended.
     return reply_after_death();
   }
-  return await_reply(until, on_interim);
+  auto reply = await_reply(until, on_interim);
+  const auto op_field = request.find("op");
+  const std::string op =
+      op_field != request.end() && op_field->is_string() ? op_field->get<std::string>() : "";
+  auto entry = std::find_if(m_request_times.begin(), m_request_times.end(),
+                            [&](const RequestTime& t) { return t.op == op; });
+  if (entry == m_request_times.end()) {
+    entry = m_request_times.insert(m_request_times.end(), RequestTime{op, 0, sent_at, 0});
+  }
+  entry->count += 1;
+  entry->seconds += m_process.lifetime_s() - sent_at;
+  return reply;
 }
 
 WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point deadline,

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kbench::sandbox {
 
@@ -32,6 +33,16 @@ struct WorkerReply {
 // with what the next call needs). The handler's answer, when it gives one, goes to the worker's
 // stdin as one line; an interim message without a handler is a protocol error.
 using InterimHandler = std::function<std::optional<nlohmann::json>(const nlohmann::json&)>;
+
+// Where a worker's lifetime went, by request op: how many, when the first was sent (seconds
+// after the worker started) and the seconds spent waiting for their answers. The gaps are the
+// orchestrator's own time (waiting on the other side, comparing outputs).
+struct RequestTime {
+  std::string op;
+  int count = 0;
+  double first_at_s = 0;
+  double seconds = 0;
+};
 
 class WorkerClient {
 public:
@@ -61,6 +72,7 @@ public:
   // "forked" or "spawned"; and why the fork server could not be used, once per server.
   const std::string& started() const { return m_process.started(); }
   const std::string& start_warning() const { return m_start_warning; }
+  const std::vector<RequestTime>& request_times() const { return m_request_times; }
 
 private:
   // Reads whatever the worker's pipes hold until a response line arrives, the worker dies or
@@ -73,7 +85,8 @@ private:
   Process m_process;
   OutputCapture m_stdout;
   OutputCapture m_stderr;
-  std::string m_pending; // response bytes not yet terminated by a newline
+  std::string m_pending;                    // response bytes not yet terminated by a newline
+  std::vector<RequestTime> m_request_times; // in the order each op was first sent
 };
 
 } // namespace kbench::sandbox

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using kbench::testing::have_gpu;
 using kbench::testing::KbenchRun;
 using kbench::testing::repo_path;
@@ -52,6 +54,27 @@ TEST(EvalStatus, OkWithTimingAndUnits) {
   EXPECT_EQ(compile_phase["exit"], "ended");
   EXPECT_LT(compile_phase["wall_s"].get<double>() + r["timing"]["wall_s"].get<double>(),
             r["wall_s"].get<double>());
+  // Each phase says where its worker's time went, by request: the candidate answered its trials
+  // once and its timed blocks, each no longer than the worker lived.
+  for (const auto& phase : r["phases"]) {
+    double answered = 0;
+    for (const auto& request : phase.value("requests", nlohmann::json::array())) {
+      EXPECT_GE(request["count"].get<int>(), 1) << request;
+      EXPECT_GE(request["first_at_s"].get<double>(), 0.0) << request;
+      answered += request["seconds"].get<double>();
+    }
+    EXPECT_LE(answered, phase["wall_s"].get<double>()) << phase;
+  }
+  std::map<std::string, int> candidate_ops;
+  for (const auto& phase : r["phases"]) {
+    if (phase["phase"] == "candidate") {
+      for (const auto& request : phase.value("requests", nlohmann::json::array())) {
+        candidate_ops[request["op"]] = request["count"];
+      }
+    }
+  }
+  EXPECT_EQ(candidate_ops["candidate"], 1) << r["phases"];
+  EXPECT_GE(candidate_ops["time_block"], 1) << r["phases"];
   EXPECT_CONTAINS(run.stdout_text, "status      ok");
   EXPECT_CONTAINS(run.stdout_text, "speedup");
   EXPECT_TRUE(run.stdout_text.find(" ms") != std::string::npos ||
