@@ -51,7 +51,7 @@ void expect_passed(const KbenchRun& run) {
   EXPECT_EQ(run.result.value("status", ""), "ok") << run.result.value("message", "") << "\n"
                                                   << run.stderr_text;
   const auto& trials = run.result["correctness"]["trials"];
-  ASSERT_EQ(trials.size(), 2U) << run.result.dump(2);
+  ASSERT_GE(trials.size(), 2U) << run.result.dump(2); // and the first again, held out
   for (const auto& trial : trials) {
     EXPECT_TRUE(trial.value("passed", false)) << trial.dump(2);
   }
