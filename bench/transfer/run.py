@@ -3,8 +3,9 @@
 Per size, three ways of writing a tensor file and reading it back as the next process does
 (safetensors.torch.load_file), interleaved round by round so the machine's load falls on each
 alike:
-  old:      safetensors' own writer (save_file), the path before the transfer channel, into the
-            scratch directory's filesystem ($TMPDIR);
+  old:      safetensors' own writer (serialize_file from the tensor's pointer, as tensor_io.py
+            wrote before the transfer channel; save_file on safetensors < 0.8), into the scratch
+            directory's filesystem ($TMPDIR);
   new:      the transfer channel (python/kbench/worker/transfer.py): the file made at its exact
             length by fallocate (kbench's side, src/sandbox/transfer_files.cpp, issues the same
             call) and filled, in the same directory, with write(2), as a worker fills the bytes
@@ -52,8 +53,15 @@ def main():
     disk = Path(tempfile.mkdtemp(prefix="kbench-bench-transfer-"))
     shm = Path(tempfile.mkdtemp(prefix="kbench-bench-transfer-", dir="/dev/shm")) if os.path.isdir("/dev/shm") else None
 
-    def old(t, path):
-        save_file({"output.0": t}, str(path))
+    import safetensors
+
+    def old(t, path):  # tensor_io's writer before the transfer channel, zero-copy where it can be
+        if getattr(safetensors, "TensorSpec", None) is None:
+            save_file({"output.0": t}, str(path))
+            return
+        spec = safetensors.TensorSpec(dtype=str(t.dtype).split(".")[-1], shape=list(t.shape),
+                                      data_ptr=t.data_ptr(), data_len=t.numel() * t.element_size())
+        safetensors.serialize_file({"output.0": spec}, str(path), metadata=None)
 
     def new(t, path, limit=None):
         nbytes = t.numel() * t.element_size()
