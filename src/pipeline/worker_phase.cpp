@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -55,6 +56,13 @@ std::unique_ptr<sandbox::WorkerClient> launch_worker(const WorkerLaunch& launch)
   }
   spec.environment = sandbox::to_envp(sandbox::worker_environment(environment));
   spec.limits = launch.limits;
+  // Tensor files of any size are made by kbench at the worker's request, in the directories it
+  // may write anyway (sandbox/transfer_files.hpp); never under /dev, which every worker writes.
+  for (const auto& w : launch.sandbox.writable) {
+    if (w != "/dev") {
+      spec.transfer_roots.push_back(w);
+    }
+  }
   // Ranks of a collective evaluation rendezvous over 127.0.0.1 between separate workers; a
   // namespace each would cut them off from one another.
   if (const auto world = launch.environment.find("WORLD_SIZE");
@@ -80,6 +88,22 @@ void must_read_sources(WorkerLaunch& launch, const std::filesystem::path& proble
   if (!candidate.empty()) {
     launch.sandbox.must_reach.push_back({candidate, R_OK, "the candidate"});
   }
+}
+
+rlim_t worker_file_size_limit(const char* setting) {
+  if (setting == nullptr || *setting == '\0') {
+    return rlim_t{8} << 30;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(setting, &end, 10);
+  if (errno != 0 || end == setting || *end != '\0' || value == 0 || *setting == '-') {
+    throw std::runtime_error(fmt::format(
+        "KBENCH_WORKER_FSIZE_BYTES={}: give the workers' file-size limit as a positive number of "
+        "bytes (unset: 8 GiB)",
+        setting));
+  }
+  return static_cast<rlim_t>(value);
 }
 
 rlim_t cpu_seconds_limit(std::chrono::seconds deadlines) {
@@ -284,7 +308,7 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
   // A worker that escapes its process group still stops: generous limits, far above any
   // legitimate build or run (the wall-clock deadlines stop the worker itself).
   launch.limits.open_files = 4096;
-  launch.limits.file_size_bytes = rlim_t{8} << 30;
+  launch.limits.file_size_bytes = worker_file_size_limit(std::getenv("KBENCH_WORKER_FSIZE_BYTES"));
   launch.limits.processes_above_current = 4096;
   return launch;
 }

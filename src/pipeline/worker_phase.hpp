@@ -54,6 +54,11 @@ std::string worker_user_build_setting();
 // ones for "off:network,filesystem". Anything else throws, naming the variable and the choices.
 std::set<std::string> protections_turned_off(const char* setting);
 
+// RLIMIT_FSIZE for every worker: 8 GiB, or KBENCH_WORKER_FSIZE_BYTES (`setting`; tests lower it).
+// It bounds the files a worker writes itself; tensor files pass outside it (transfer_files.hpp).
+// Throws, naming the variable, for anything but a positive number of bytes.
+rlim_t worker_file_size_limit(const char* setting);
+
 // RLIMIT_CPU for a worker whose deadlines add up to `deadlines`: twice that, on every core (the
 // limit counts the CPU time of all the worker's threads).
 rlim_t cpu_seconds_limit(std::chrono::seconds deadlines);

@@ -95,6 +95,9 @@ struct SpawnSpec {
   std::filesystem::path working_directory;
   Limits limits;
   SandboxPolicy sandbox;
+  // The directories the orchestrator makes transfer files in when the worker asks
+  // (sandbox/transfer_files.hpp); not part of the child's setup, so not sent to a fork server.
+  std::vector<std::filesystem::path> transfer_roots;
   // When >= 0: the child's stdin is this descriptor (the fork server's control socket) rather
   // than a pipe, and the Process has no request fd.
   int stdin_fd = -1;

@@ -34,6 +34,16 @@ bool write_all(int fd, std::string_view bytes) {
 
 namespace {
 
+TransferPolicy transfer_policy(const SpawnSpec& spec) {
+  TransferPolicy policy;
+  policy.roots = spec.transfer_roots;
+  if (spec.sandbox.user) {
+    policy.uid = spec.sandbox.user->uid;
+    policy.gid = spec.sandbox.user->gid;
+  }
+  return policy;
+}
+
 Process start(const SpawnSpec& spec, bool fork, std::string& warning) {
   if (fork && fork_server_wanted()) {
     auto attempt = start_forked(spec);
@@ -49,7 +59,7 @@ Process start(const SpawnSpec& spec, bool fork, std::string& warning) {
 
 WorkerClient::WorkerClient(const SpawnSpec& spec, std::size_t output_keep_bytes, bool fork)
     : m_process(start(spec, fork, m_start_warning)), m_stdout(output_keep_bytes),
-      m_stderr(output_keep_bytes) {}
+      m_stderr(output_keep_bytes), m_transfers(transfer_policy(spec)) {}
 
 WorkerClient::~WorkerClient() {
   m_process.kill_group();
@@ -108,6 +118,13 @@ WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point dead
       }
       if (const auto interim = reply.body.find("interim");
           interim != reply.body.end() && interim->is_boolean() && interim->get<bool>()) {
+        if (const auto* transfer = transfer_request(reply.body)) {
+          if (m_process.request_fd() < 0 ||
+              !write_all(m_process.request_fd(), m_transfers.answer(*transfer).dump() + "\n")) {
+            return reply_after_death();
+          }
+          continue;
+        }
         if (!on_interim) {
           reply.detail = "worker sent an interim message to a request that takes none";
           return reply;

@@ -4,6 +4,7 @@
 // runs in the worker), so everything read here is validated by the caller before use.
 #include "sandbox/output_capture.hpp"
 #include "sandbox/process.hpp"
+#include "sandbox/transfer_files.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +32,9 @@ struct WorkerReply {
 // A message the worker sends in the middle of a request, an object with "interim": true (the
 // timing loop's per-call exchange: the worker says a call returned, the orchestrator answers
 // with what the next call needs). The handler's answer, when it gives one, goes to the worker's
-// stdin as one line; an interim message without a handler is a protocol error.
+// stdin as one line; an interim message without a handler is a protocol error. A message that
+// asks for a transfer file ("transfer_file") is answered here, for every request, by the
+// client's TransferFiles (sandbox/transfer_files.hpp), never by the handler.
 using InterimHandler = std::function<std::optional<nlohmann::json>(const nlohmann::json&)>;
 
 // Where a worker's lifetime went, by request op: how many, when the first was sent (seconds
@@ -87,6 +90,7 @@ private:
   OutputCapture m_stderr;
   std::string m_pending;                    // response bytes not yet terminated by a newline
   std::vector<RequestTime> m_request_times; // in the order each op was first sent
+  TransferFiles m_transfers;
 };
 
 } // namespace kbench::sandbox

@@ -32,7 +32,6 @@ from .native import kn
 _Event = torch.cuda.Event
 _event_record = torch.cuda.Event.record
 _event_synchronize = torch.cuda.Event.synchronize
-_save_file = None  # safetensors' save_file, captured on first use below
 
 
 def _bytes(values):
@@ -41,10 +40,6 @@ def _bytes(values):
 
 class TimingSession:
     def __init__(self, session, request):
-        from safetensors.torch import save_file
-
-        global _save_file
-        _save_file = _save_file or save_file
         self.session = session
         self.device = session.device
         self.warm = bool(request.get("warm", False))
@@ -228,7 +223,7 @@ class TimingSession:
     def _save_samples(self, sampler, request):
         tensors = sampler.tensors()
         path = f"{request['outputs_dir']}/timed_{request.get('block', 0)}.samples.safetensors"
-        _save_file(tensors, path)
+        tensor_io.save_tensors(tensors, path)
         return {"file": path, "outputs": len(tensors)}
 
     def energy(self, request):

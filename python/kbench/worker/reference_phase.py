@@ -29,7 +29,7 @@ class ReferenceSession:
         runtime.set_seed(init_seed)
         model = p.Model(*init_inputs).to(device=self.device, dtype=self.dtype)
         runtime.set_seed(seed)
-        inputs = _as_list(p.get_inputs(), "get_inputs()", self.problem_path)
+        inputs = _as_list(_get_inputs(p, self.device, self.problem_path), "get_inputs()", self.problem_path)
         _check_inputs(inputs, self.problem_path)
         return init_inputs, model, runtime.cast_inputs(inputs, self.device, self.dtype)
 
@@ -100,6 +100,24 @@ def _as_list(value, what, path):
         f"{path}: {what} returned a {type(value).__name__}; it must return a list of tensors "
         "(or of constructor arguments)",
     )
+
+
+def _get_inputs(problem, device, path):
+    """get_inputs(), where one that makes its tensors on `cuda` itself (KernelBench's examples:
+    `.cuda()`, `device="cuda"`) on a machine or --device without CUDA is `unsupported`, with
+    what it needs, rather than a defect of the problem."""
+    try:
+        return problem.get_inputs()
+    except Exception as exc:  # noqa: BLE001 - re-raised unless it is CUDA's absence
+        text = str(exc).lower()
+        names_cuda = "cuda" in text or "nvidia" in text
+        if device.type == "cuda" or torch.cuda.is_available() or not names_cuda:
+            raise
+        raise PhaseError(
+            "unsupported",
+            f"{path}: get_inputs() makes its inputs on CUDA ({one_line(exc)}), and this evaluation runs on "
+            f"{device} without a usable GPU: run it with --device cuda on a machine with an NVIDIA GPU",
+        ) from None
 
 
 def _check_inputs(inputs, path):
