@@ -53,17 +53,22 @@ def classify(probe: dict, check: dict | None, source: str, device: str) -> tuple
         if "GPU" in msg or "cuda" in msg.lower():
             return "needs", "machine", msg
         return "fail", "kbench", f"the check could not run: {msg}"
-    reasons, fault = [], "problem"
+    # Each error has its own culprit; a problem defect outweighs kbench's (the problem must be
+    # fixed whatever kbench does), kbench's outweighs the machine's.
+    reasons, faults = [], set()
     for f in errors:
         text = f"{f['check']}: {f['message']}"
         if any(m in f["message"] for m in _KBENCH_MARKERS):
-            fault = "kbench"
+            faults.add("kbench")
         elif f["check"] == "deterministic" and _stochastic(source):
-            fault = "kbench"
+            faults.add("kbench")
             text += " (the forward samples noise: kbench does not yet seed each forward as PopcornBench does, issue 24)"
-        elif f["check"] == "fits-device-memory" or (device == "cpu" and "out of memory" in f["message"].lower()):
-            fault = "machine" if fault == "problem" else fault
+        elif f["check"] == "fits-device-memory":
+            faults.add("machine")
+        else:
+            faults.add("problem")
         reasons.append(text)
+    fault = next((x for x in ("problem", "kbench", "machine") if x in faults), "problem")
     return "fail", fault, "; ".join(reasons)
 
 

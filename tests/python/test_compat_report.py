@@ -91,3 +91,10 @@ def test_comparison_sees_a_helper_that_draws_other_sizes():
     finally:
         kb._state.update(saved)
     assert not row["ranges_match"] and "size ranges" in row["notes"][0]
+
+
+def test_a_problem_defect_outweighs_the_missing_forward_seed():
+    src = "class Model:\n    def forward(self, x):\n        return x + torch.randn_like(x)\n"
+    check = {"verdict": "fail", "findings": [finding("reference-runs", "size mismatch"),
+                                             finding("deterministic", "two calls disagree")]}
+    assert classify.classify(LOADED, check, src, "cpu")[1] == "problem"
