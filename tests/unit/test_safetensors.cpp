@@ -306,5 +306,15 @@ TEST_F(SafetensorsTest, RejectsMissingFileAndDirectory) {
   expect_error(m_dir, "not a regular file");
 }
 
+// A candidate may turn its outputs file into a link to the reference's: the reader must refuse
+// the link, not read the reference's outputs as the candidate's.
+TEST_F(SafetensorsTest, RefusesASymbolicLinkToAGoodFile) {
+  const fs::path good = write_raw(R"({"x":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 2);
+  EXPECT_EQ(read_safetensors(good).tensors.at("x").value(1), 1.0);
+  const fs::path link = path("link.safetensors");
+  fs::create_symlink(good, link);
+  expect_error(link, "is a symbolic link");
+}
+
 } // namespace
 } // namespace kbench::compare
