@@ -47,6 +47,10 @@
 #                  of this build against the baseline's, case by case, in the same call
 #   repeat         bench/eval_repeatability: KBENCH_REPEAT_RUNS (5) runs each of KBENCH_REPEAT_CASES
 #                  (three cases; the CV of the median)
+#   throughput     bench/throughput: kbench against KernelBench's flow on the same mixed batch
+#                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
+#                  the packages it imports, carried: docs/gpu-validation.md says how);
+#                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow
 #   honest-flags[:REGEX] the CUDA examples (those whose candidate path matches REGEX) as a suite,
 #                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
@@ -199,7 +203,8 @@ PY
         examples/exploits/problem_relu.py:examples/native/level1_relu.cu; do
         problem=${pair%%:*} candidate=${pair#*:}
         name=$(basename "$problem" .py)-$(basename "$candidate")
-        timeout "$(limit 200)" "$K" eval "$problem" "$candidate" --device cuda \
+        rules=default; case $candidate in *relu_torch.py) rules=structural ;; esac
+        timeout "$(limit 200)" "$K" eval "$problem" "$candidate" --device cuda --rules "$rules" \
           --json "$R/refcache-$name.json" > "$R/refcache-$name.txt" 2>&1
         at "refcache $name rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"], r.get("reference_cache"), "measure", r["timing"].get("wall_s"), "wall", r["wall_s"], "vs compiled", r["timing"].get("speedup_vs_compiled"))' "$R/refcache-$name.json" 2>&1 | head -c 600)"
       done
@@ -251,6 +256,15 @@ PY
         --extra=--no-compile-baseline > "$R/repeat.log" 2>&1
       at "repeat rc=$?"
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
+      ;;
+    throughput)
+      # The flows' builds stay out of $R (they would swell the tarball); the figures are copied.
+      timeout "$(limit 560)" python3 bench/throughput/run.py --kbench "$K" --kernelbench build/throughput-kb \
+        --deps build/throughput-deps --out build-gpu/throughput --limit "${KBENCH_THROUGHPUT_LIMIT:-0}" \
+        --budget-s "${KBENCH_THROUGHPUT_BUDGET_S:-240}" > "$R/throughput.log" 2>&1
+      at "throughput rc=$?"
+      cp build-gpu/throughput/*.json build-gpu/throughput/*.md build-gpu/throughput/*.log "$R/" 2>/dev/null
+      cat build-gpu/throughput/throughput.md 2>/dev/null || tail -30 "$R/throughput.log"
       ;;
     honest-flags|honest-flags:*)
       regex=${step#honest-flags}; regex=${regex#:}

@@ -43,7 +43,8 @@ def timed(command, env=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kbench", default=str(ROOT / "build/kbench"))
-    parser.add_argument("--python", default=str(Path.home() / ".cache/kbench/venv/bin/python"))
+    venv = Path.home() / ".cache/kbench/venv/bin/python"  # scripts/setup.sh's, where there is one
+    parser.add_argument("--python", default=str(venv if venv.exists() else Path(sys.executable)))
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     evaluate = [args.kbench, "eval", str(PROBLEM), str(CANDIDATE), "--device", "cpu",

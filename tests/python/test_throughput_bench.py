@@ -1,0 +1,48 @@
+"""bench/throughput's batch and figures (the flows themselves need a GPU and KernelBench)."""
+
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "throughput"))
+
+from batch import FRESH, write_batch  # noqa: E402
+from run import markdown, summarize  # noqa: E402
+
+
+def test_the_batch_is_sixty_candidates_over_twenty_problems_of_every_kind(tmp_path):
+    batch = write_batch(ROOT, tmp_path)
+    assert len(batch) >= 60
+    assert len({e["problem"] for e in batch}) >= 20
+    assert Counter(e["kind"] for e in batch) == {k: len(batch) // 3 for k in ("ok", "wrong", "crash")}
+    assert sum(e["fresh"] for e in batch) == FRESH
+    for entry in batch:
+        tree = ast.parse(Path(entry["candidate"]).read_text())
+        classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        assert {"Model", "ModelNew"} <= classes, entry["candidate"]
+    # Shuffled: the first third already mixes the kinds, so a budget-cut prefix is a mixed batch.
+    assert len({e["kind"] for e in batch[: len(batch) // 3]}) == 3
+
+
+def test_each_kind_gets_its_own_kernel_body(tmp_path):
+    batch = write_batch(ROOT, tmp_path)
+    text = {e["kind"]: Path(e["candidate"]).read_text() for e in batch}
+    assert "out[i] = in[i];" in text["ok"]
+    assert "i < zero_below ? 0" in text["wrong"]
+    assert "0x10" in text["crash"]
+
+
+def test_the_figures_come_from_the_window_and_the_records():
+    flow = {"start": 100.0, "end": 136.0, "finished_batch": False,
+            "records": [{"kind": "ok", "outcome": "ok", "wall_s": 3.0, "cached_build": True},
+                        {"kind": "wrong", "outcome": "incorrect", "wall_s": 5.0, "cached_build": True},
+                        {"kind": "crash", "outcome": "crashed", "wall_s": 4.0, "cached_build": False}]}
+    s = summarize("kbench", flow, 0.5)
+    assert s["evals_per_hour"] == 300.0  # 3 in 36 s
+    assert s["gpu_idle_s_per_eval"] == 6.0  # 18 idle seconds over 3
+    assert s["median_eval_wall_s"] == 4.0 and s["median_warm_ok_wall_s"] == 3.0
+    assert s["outcomes"]["crash"] == {"crashed": 1}
+    other = dict(s, flow="kernelbench", evals_per_hour=150.0)
+    assert "2.00x" in markdown([s, other], 66, 22)
