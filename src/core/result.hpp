@@ -4,6 +4,7 @@
 // read gives the same document again.
 #include "core/json_io.hpp"
 #include "core/sample_stats.hpp"
+#include "core/seeding.hpp"
 #include "core/tensor_comparison.hpp"
 
 #include <nlohmann/json.hpp>
@@ -86,7 +87,7 @@ struct TimingSide {
   // converged (the interval within the timing precision), resolution (at the timer's step),
   // fixed (--iterations), or "timeout: " and what was unmet
   std::string stop_reason;
-  std::string tracing;       // "cupti" or why not ("unsupported: ...")
+  std::string tracing; // "cupti" or why not ("unsupported: ...")
   std::optional<double> tracing_overhead_us;
   std::size_t blocks = 0, throttled_samples_dropped = 0;
   std::optional<double> min_sm_mhz, max_sm_mhz, default_sm_mhz;
@@ -226,6 +227,9 @@ struct EvalResult {
   std::string precision = "fp32";
   int world_size = 1; // ranks (processes, GPUs) per side
   std::uint64_t seed = 0;
+  // How torch's generators are seeded before each forward (core/seeding.hpp); empty in a
+  // document read back from a kbench that did not record it (nor seed forwards).
+  std::string forward_seed{kForwardSeedPolicy};
   int trials_requested = 0;
   std::optional<double> atol_override, rtol_override;
 
