@@ -217,6 +217,7 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   std::optional<TensorFile> first_outputs;
   int same_as_first = 0;
   int nondeterministic = 0;
+  int seeded_only = 0; // deterministic only because each call was seeded
   std::string first_disagreement;
   for (const TrialFacts* trial : ran) {
     const TensorFile outputs = compare::read_safetensors(trial->outputs);
@@ -224,6 +225,10 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
         compare::compare_output_files(trial->repeat, trial->outputs, facts.tolerance);
     if (!repeat.passed && nondeterministic++ == 0) {
       first_disagreement = fmt::format("trial {}: {}", trial->index, repeat.failure);
+    }
+    if (repeat.passed && !trial->unseeded.empty() && std::filesystem::exists(trial->unseeded) &&
+        !compare::compare_output_files(trial->unseeded, trial->outputs, facts.tolerance).passed) {
+      ++seeded_only;
     }
     judge_trivial(*trial, outputs, facts, trivial);
     tally_below_atol(*trial, outputs, facts, below_atol);
@@ -260,8 +265,19 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   if (nondeterministic > 0) {
     findings.push_back({"deterministic", "error",
                         fmt::format("two calls on the same inputs disagree on {} of {} trials "
-                                    "(second call against first); {}",
+                                    "(second call against first, each under the trial's forward "
+                                    "seed); {}",
                                     nondeterministic, ran.size(), first_disagreement)});
+  }
+  if (seeded_only > 0) {
+    findings.push_back(
+        {"seeded-forward", "info",
+         fmt::format("forward draws random numbers: on {} of {} trials two calls agree only when "
+                     "torch's generators are seeded again before each. kbench seeds them before "
+                     "every forward, the reference's and the candidate's alike (PopcornBench's "
+                     "rule: the trial's seed + 1, mod 2^32; docs/problems.md), so a candidate "
+                     "passes only by drawing the same numbers from torch in the same order",
+                     seeded_only, ran.size())});
   }
   if (ran.size() > 1 && same_as_first == static_cast<int>(ran.size()) - 1) {
     findings.push_back({"depends-on-inputs", "error",

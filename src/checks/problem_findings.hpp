@@ -1,7 +1,9 @@
 #pragma once
 // Judging a problem (not a candidate): does its reference run on every trial's shapes, is it
-// deterministic, do its outputs depend on its inputs, can a do-nothing kernel pass it
-// (KernelBench issue #165), is it launch-bound. Reads the files the reference worker wrote.
+// deterministic under the forward seed grading sets before every call (a forward that draws
+// random numbers gets a note, not an error), do its outputs depend on its inputs, can a do-nothing
+// kernel pass it (KernelBench issue #165), is it launch-bound. Reads the files the reference worker
+// wrote.
 #include "compare/compare_outputs.hpp"
 
 #include <nlohmann/json.hpp>
@@ -25,7 +27,9 @@ struct TrialFacts {
   std::string error; // when it did not run: the exception, one line
   nlohmann::json input_shapes;
   std::optional<bool> weights_follow_seed;
-  std::filesystem::path outputs, repeat, inputs, trivial; // files the worker wrote
+  // Files the worker wrote: `outputs` and `repeat` each under the trial's forward seed,
+  // `unseeded` a third call without seeding again.
+  std::filesystem::path outputs, repeat, unseeded, inputs, trivial;
 };
 
 struct ProblemFacts {

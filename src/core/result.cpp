@@ -304,6 +304,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"precision", r.precision},
         {"world_size", r.world_size},
         {"seed", r.seed},
+        {"forward_seed", r.forward_seed},
         {"trials", r.trials_requested},
         {"atol_override", optional_number(r.atol_override)},
         {"rtol_override", optional_number(r.rtol_override)}}},

@@ -4,6 +4,7 @@
 // read gives the same document again.
 #include "core/json_io.hpp"
 #include "core/sample_stats.hpp"
+#include "core/seeding.hpp"
 #include "core/tensor_comparison.hpp"
 
 #include <nlohmann/json.hpp>
@@ -236,6 +237,9 @@ struct EvalResult {
   std::string precision = "fp32";
   int world_size = 1; // ranks (processes, GPUs) per side
   std::uint64_t seed = 0;
+  // How torch's generators are seeded before each forward (core/seeding.hpp); empty in a
+  // document read back from a kbench that did not record it (nor seed forwards).
+  std::string forward_seed{kForwardSeedPolicy};
   int trials_requested = 0;
   std::optional<double> atol_override, rtol_override;
 

@@ -275,6 +275,7 @@ EvalResult read_result(const Reader& in) {
     candidate->read("path", r.candidate_path);
     candidate->read("sha256", r.candidate_sha256);
   }
+  r.forward_seed.clear(); // absent: written before kbench seeded each forward
   if (const auto config = in.object("config")) {
     config->read("device", r.device);
     config->read("device_name", r.device_name);
@@ -282,6 +283,7 @@ EvalResult read_result(const Reader& in) {
     config->read("precision", r.precision);
     config->read("world_size", r.world_size);
     config->read("seed", r.seed);
+    config->read("forward_seed", r.forward_seed);
     config->read("trials", r.trials_requested);
     config->read("atol_override", r.atol_override);
     config->read("rtol_override", r.rtol_override);

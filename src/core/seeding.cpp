@@ -59,6 +59,10 @@ std::uint32_t derive_seed(std::uint64_t base_seed, std::string_view stream, std:
   return static_cast<std::uint32_t>(h & 0x7FFFFFFFULL);
 }
 
+std::uint32_t forward_seed(std::uint64_t trial_seed) {
+  return static_cast<std::uint32_t>((trial_seed + 1) & 0xFFFFFFFFULL); // wraps as Python's % 2**32
+}
+
 JitterRng::JitterRng(std::uint64_t seed) : m_state(seed) {}
 
 std::uint64_t JitterRng::next_u64() {

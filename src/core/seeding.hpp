@@ -15,6 +15,17 @@ std::uint64_t mix64(std::uint64_t x);
 // so every RNG (torch, numpy, random) accepts it unchanged.
 std::uint32_t derive_seed(std::uint64_t base_seed, std::string_view stream, std::uint64_t index);
 
+// The seed torch's generators get again immediately before every forward call, the reference's
+// and the candidate's alike, so that a problem whose forward samples noise (MCMC steps,
+// dropout-like masks) draws the same numbers on both sides. PopcornBench's rule (its
+// src/kernelbench/eval.py, correctness loop): (trial_seed + 1) mod 2^32. A timed call applies it
+// to the call's secret input seed.
+std::uint32_t forward_seed(std::uint64_t trial_seed);
+// The rule as the result document records it (`config.forward_seed`).
+inline constexpr std::string_view kForwardSeedPolicy =
+    "popcorn: (trial_seed+1) mod 2^32 before each forward (torch CPU and CUDA, random, numpy); "
+    "timed calls: (call_seed+1) mod 2^32";
+
 // A small counter-based generator (splitmix64 over seed + counter). Not for cryptography.
 class JitterRng {
 public:

@@ -44,6 +44,7 @@ checks::ProblemFacts facts_from(const nlohmann::json& answer, const fs::path& di
     const std::string stem = fmt::format("trial_{}.", trial.index);
     trial.outputs = dir / (stem + "outputs.safetensors");
     trial.repeat = dir / (stem + "repeat.safetensors");
+    trial.unseeded = dir / (stem + "unseeded.safetensors");
     trial.inputs = dir / (stem + "inputs.safetensors");
     trial.trivial = dir / (stem + "trivial.safetensors");
     if (t.contains("call_us") && t["call_us"].is_number()) {

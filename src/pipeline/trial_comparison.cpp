@@ -1,5 +1,6 @@
 #include "pipeline/trial_comparison.hpp"
 
+#include "core/seeding.hpp"
 #include "pipeline/worker_phase.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,8 @@ namespace kbench {
 nlohmann::json reference_trials(std::uint64_t seed, int count) {
   nlohmann::json trials = trial_requests(seed, count);
   const auto held_out_seed = static_cast<std::uint32_t>(std::random_device{}());
-  trials.push_back({{"index", count}, {"seed", held_out_seed}});
+  trials.push_back(
+      {{"index", count}, {"seed", held_out_seed}, {"forward_seed", forward_seed(held_out_seed)}});
   return trials;
 }
 
@@ -31,7 +33,10 @@ std::vector<TrialResult> trials_from_reference(const nlohmann::json& answer, int
 nlohmann::json candidate_trials(const std::vector<TrialResult>& trials) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& trial : trials) {
-    out.push_back({{"index", trial.index}});
+    // The forward seed, not the trial's seed: a stochastic forward must draw the reference's
+    // noise. It reveals the trial's seed (seed = forward seed - 1), which gives the candidate
+    // nothing it lacks: that trial's inputs are in its scratch directory already.
+    out.push_back({{"index", trial.index}, {"forward_seed", forward_seed(trial.seed)}});
   }
   return out;
 }

@@ -24,7 +24,8 @@ nlohmann::json reference_trials(std::uint64_t seed, int count);
 // `held_out_index` is the held-out one (seeded at run time).
 std::vector<TrialResult> trials_from_reference(const nlohmann::json& answer, int held_out_index);
 
-// What C is asked to run: the trials' indices, never their seeds (C must not know them).
+// What C is asked to run: the trials' indices and forward seeds (core/seeding.hpp), not the
+// seeds it would draw inputs from: it runs on the inputs R wrote.
 nlohmann::json candidate_trials(const std::vector<TrialResult>& trials);
 
 // Sets each trial's `passed`, `failure` and `outputs` ("rank1/out" with several ranks). Returns

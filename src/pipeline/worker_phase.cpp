@@ -369,8 +369,9 @@ CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::strin
 nlohmann::json trial_requests(std::uint64_t seed, int trials) {
   nlohmann::json requests = nlohmann::json::array();
   for (int i = 0; i < trials; ++i) {
+    const std::uint32_t trial_seed = derive_seed(seed, "trial", static_cast<std::uint64_t>(i));
     requests.push_back(
-        {{"index", i}, {"seed", derive_seed(seed, "trial", static_cast<std::uint64_t>(i))}});
+        {{"index", i}, {"seed", trial_seed}, {"forward_seed", forward_seed(trial_seed)}});
   }
   return requests;
 }

@@ -126,7 +126,8 @@ CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::strin
 // candidate's frame.
 std::string crash_summary(const std::string& stderr_text, const std::string& candidate_path);
 
-// The reference's trials: index and seed (derived from --seed), as the reference worker takes them.
+// The reference's trials: index, seed (derived from --seed) and forward_seed, as the reference
+// worker takes them.
 nlohmann::json trial_requests(std::uint64_t seed, int trials);
 
 // What a worker did: its output, whether it still runs, and its lifetime (spawn to exit, or

@@ -35,6 +35,9 @@ void bind_native_module(py::module_& module) {
         return derive_seed(base, stream, index);
       },
       py::arg("base_seed"), py::arg("stream"), py::arg("index"));
+  module.def(
+      "forward_seed", [](std::uint64_t trial_seed) { return forward_seed(trial_seed); },
+      py::arg("trial_seed"));
   bind_measure_module(module);
   bind_integrity_module(module);
 }

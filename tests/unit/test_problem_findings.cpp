@@ -114,6 +114,32 @@ TEST_F(JudgeProblem, EachDefectIsNamed) {
   EXPECT_TRUE(has(findings, "not-launch-bound", "warn"));
 }
 
+TEST_F(JudgeProblem, AForwardDeterministicOnlyWhenSeededGetsANoteNotAnError) {
+  ProblemFacts facts;
+  const auto out = f32({2, 2}, {1, 2, 3, 4});
+  facts.trials.push_back(trial(0, out, out, f32({2, 2}, {0.5f, 1, 1.5f, 2})));
+  facts.trials.push_back(trial(1, f32({2, 2}, {4, 3, 2, 1}), f32({2, 2}, {4, 3, 2, 1}),
+                               f32({2, 2}, {2, 1.5f, 1, 0.5f})));
+  // Unseeded, trial 0's third call drew other numbers; trial 1's agrees (no file: not judged).
+  facts.trials[0].unseeded = dir / "trial_0.unseeded";
+  write(facts.trials[0].unseeded, {{"output.0", f32({2, 2}, {1.5f, 2, 3, 4})}});
+  auto findings = judge_problem(facts);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_TRUE(has(findings, "seeded-forward", "info"));
+  EXPECT_NE(findings[0].message.find("on 1 of 2 trials"), std::string::npos) << findings[0].message;
+
+  // Unseeded outputs that agree: nothing to note.
+  write(facts.trials[0].unseeded, {{"output.0", out}});
+  EXPECT_TRUE(judge_problem(facts).empty());
+
+  // Seeded calls that disagree: nondeterministic, an error, and no note on top.
+  write(facts.trials[0].repeat, {{"output.0", f32({2, 2}, {9, 9, 9, 9})}});
+  write(facts.trials[0].unseeded, {{"output.0", f32({2, 2}, {1.5f, 2, 3, 4})}});
+  findings = judge_problem(facts);
+  EXPECT_TRUE(has(findings, "deterministic", "error"));
+  EXPECT_FALSE(has(findings, "seeded-forward", "info"));
+}
+
 TEST_F(JudgeProblem, MemoryNearTheDeviceLimitIsAnError) {
   ProblemFacts facts;
   facts.trials.push_back(trial(0, f32({2}, {1, 2}), f32({2}, {1, 2}), f32({2}, {3, 4})));

@@ -266,6 +266,14 @@ TEST(ResultSchema, ReadingADefaultResultBackWritesTheSameDocument) {
   EXPECT_EQ(to_json(read_back(written)), written);
 }
 
+TEST(ResultSchema, AnOlderDocumentClaimsNoForwardSeedPolicy) {
+  nlohmann::json document = to_json(EvalResult{});
+  EXPECT_EQ(document["config"]["forward_seed"], std::string(kForwardSeedPolicy));
+  // Written before kbench seeded each forward: its forwards were not seeded.
+  document["config"].erase("forward_seed");
+  EXPECT_EQ(read_back(document).forward_seed, "");
+}
+
 TEST(ResultSchema, ADocumentKbenchEvalWroteReadsBackUnchanged) {
   const nlohmann::json document =
       read_json_file(std::string(KBENCH_SOURCE_DIR) + "/tests/unit/fixtures/eval_cpu_relu.json");
@@ -306,7 +314,8 @@ TEST(ResultSchema, AFieldOfTheWrongTypeIsAnErrorNamingItsPath) {
             "correctness.trials[1].outputs[0].numel: expected a non-negative integer, got -1");
   document = to_json(full_result());
   document["status"] = "passed";
-  EXPECT_EQ(result_from_json(document).error,
-            "status: expected one of ok, incorrect, impossible_timing, static_rejected, compile_error, "
-            "runtime_error, timeout, crashed, harness_error, unsupported, got \"passed\"");
+  EXPECT_EQ(
+      result_from_json(document).error,
+      "status: expected one of ok, incorrect, impossible_timing, static_rejected, compile_error, "
+      "runtime_error, timeout, crashed, harness_error, unsupported, got \"passed\"");
 }

@@ -35,6 +35,14 @@ TEST(DeriveSeed, DiffersAcrossStreamsIndicesAndBases) {
   EXPECT_EQ(seen.size(), 3000u); // 3000 draws from 2^31: a collision would be a red flag
 }
 
+TEST(ForwardSeed, IsPopcornBenchsTrialSeedPlusOneModTwoToThe32) {
+  EXPECT_EQ(forward_seed(41), 42U);
+  EXPECT_EQ(forward_seed(0), 1U);
+  EXPECT_EQ(forward_seed(0xFFFFFFFFULL), 0U);         // (2^32 - 1 + 1) % 2^32
+  EXPECT_EQ(forward_seed(0x1234567800000005ULL), 6U); // a timed call's 64-bit seed
+  EXPECT_EQ(forward_seed(~0ULL), 0U);
+}
+
 TEST(DeriveSeed, FitsIn31Bits) {
   for (std::uint64_t base : {0ULL, 1ULL, 42ULL, ~0ULL}) {
     for (std::uint64_t i = 0; i < 2000; ++i) {

@@ -1,5 +1,6 @@
 // pipeline/trial_comparison.hpp: the trials' lists and their comparison over the scratch layout.
 #include "compare/safetensors.hpp"
+#include "core/seeding.hpp"
 #include "pipeline/trial_comparison.hpp"
 
 #include <gtest/gtest.h>
@@ -99,15 +100,22 @@ TEST(TrialLists, TheReferenceGetsOneHeldOutTrialAfterTheSeededOnes) {
   EXPECT_EQ(trials[3]["index"], 3);
   EXPECT_TRUE(trials[3].contains("seed"));
   EXPECT_EQ(trials[0], reference_trials(42, 3)[0]); // the seeded ones follow --seed
+  for (const auto& trial : trials) {                // the held-out one included
+    EXPECT_EQ(trial["forward_seed"].get<std::uint32_t>(),
+              forward_seed(trial["seed"].get<std::uint32_t>()))
+        << trial.dump();
+  }
 }
 
-TEST(TrialLists, TheCandidateGetsIndicesAndNoSeeds) {
+TEST(TrialLists, TheCandidateGetsIndicesAndForwardSeedsNotTrialSeeds) {
   std::vector<TrialResult> trials(2);
   trials[0].index = 0;
   trials[0].seed = 11;
   trials[1].index = 1;
   trials[1].seed = 12;
-  EXPECT_EQ(candidate_trials(trials).dump(), R"([{"index":0},{"index":1}])");
+  trials[1].seed = 0xFFFFFFFFU;
+  EXPECT_EQ(candidate_trials(trials).dump(),
+            R"([{"forward_seed":12,"index":0},{"forward_seed":0,"index":1}])");
 }
 
 TEST(TrialLists, TheHeldOutTrialIsMarkedWhenReadBack) {

@@ -74,6 +74,7 @@ class CandidateSession:
         self.variant = request.get("variant", "standard")
         self.module = load_candidate(self.path, self.problem)
         self.kept = None
+        self.kept_forward_seed = None
 
     def _build(self, init_inputs, init_seed):
         model_class = self.module.ModelNew
@@ -101,11 +102,13 @@ class CandidateSession:
                 inspect.signature(model.forward).bind(*inputs)
             except TypeError as exc:
                 raise _signature_error("ModelNew.forward", model.forward, inputs, exc, self.path)
-            outputs = self._forward(model, inputs, f"trial {index}")
+            forward_seed = int(trial["forward_seed"])
+            outputs = self._forward(model, inputs, forward_seed, f"trial {index}")
             tensor_io.save_outputs(outputs, outputs_dir / f"trial_{index}.outputs.safetensors")
             results.append({"index": index, "outputs": tensor_io.describe(outputs)})
             if self.kept is None:
                 self.kept = (model, inputs)
+                self.kept_forward_seed = forward_seed
         self.inputs_dir, self.outputs_dir = inputs_dir, outputs_dir
         if self.kept is not None and request["trials"]:
             # The first trial again, on the first model, after every other trial ran: the
@@ -113,13 +116,17 @@ class CandidateSession:
             # on what it saw before (a cache, a counter, leftover state) fails here.
             first = int(request["trials"][0]["index"])
             model, inputs = self.kept
-            again = self._forward(model, inputs, f"trial {first} run again")
+            # Under the first trial's forward seed again: only state the candidate kept can
+            # make this call differ from the first.
+            again = self._forward(model, inputs, self.kept_forward_seed, f"trial {first} run again")
             tensor_io.save_outputs(again, outputs_dir / f"trial_{first}.again.outputs.safetensors")
         return {"ok": True, "trials": results}
 
-    def _forward(self, model, inputs, label):
+    def _forward(self, model, inputs, forward_seed, label):
         watch = ForwardWatch(inputs)
         try:
+            # Inside the try: a candidate that broke torch's seeding fails as its own error.
+            runtime.seed_forward(forward_seed)
             with torch.no_grad():
                 output = model(*inputs)
             runtime.synchronize(self.device)

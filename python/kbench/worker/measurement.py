@@ -1,7 +1,8 @@
 """The worker's half of the measurement engine (docs/architecture.md, "The measurement
 contract"): blocks of timed calls that the orchestrator alternates between processes R and C.
 
-Per call: a fresh input set drawn from the call's seed (timed_inputs.py), an L2-sized buffer
+Per call: a fresh input set drawn from the call's seed (timed_inputs.py), torch's generators
+seeded again with the call's forward seed (untimed; runtime.seed_forward), an L2-sized buffer
 zeroed and then a clean buffer of twice the L2's size read (unless warm; the read evicts the
 dirty lines the zeroing and the draw leave, whose write-back otherwise lands in the timed call:
 docs/timing-fidelity.md), a device synchronise, then the call on torch's default stream (CUDA's
@@ -149,6 +150,12 @@ class TimingSession:
                 inputs = self.source.draw(seed)
                 if i == 0:
                     answer["input_fingerprint"] = fingerprint(inputs)
+                # The call's forward seed: the trials' rule (core/seeding.hpp) over its secret
+                # input seed, the same for R's and C's call on these inputs, so a forward that
+                # samples noise draws the same numbers in both. Set here, before the flush and
+                # the synchronise that open the timed span: seeding costs host time (torch's,
+                # Python's and numpy's generators) that neither side's forward should be charged.
+                runtime.seed_forward(kn.forward_seed(seed))
                 if self.cuda and not self.warm:
                     with torch.cuda.stream(self.stream):
                         self.flush.zero_()

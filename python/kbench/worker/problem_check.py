@@ -1,7 +1,9 @@
 """`kbench problems check`: the reference-side measurements of one problem under one variant.
 
-For every trial: does the reference run on the trial's shapes; run twice on the same inputs (the
-orchestrator compares the two outputs for determinism); are the weights the same when the model
+For every trial: does the reference run on the trial's shapes; run twice on the same inputs,
+each call under the trial's forward seed as grading runs it (runtime.seed_forward), then a
+third time without seeding again (the orchestrator compares the two seeded outputs for
+determinism, and the third with the first to tell a forward that draws random numbers); are the weights the same when the model
 is built twice under the same seed; how long does a call take and how much device memory does
 it need. The outputs go to files; the judging (near-constant, uniform along an axis, trivial
 answers, seed dependence) is done in C++ by the orchestrator with the same comparator that grades
@@ -64,6 +66,7 @@ def check(request):
     trials = []
     for trial in request["trials"]:
         index, seed = int(trial["index"]), int(trial["seed"])
+        forward_seed = int(trial["forward_seed"])
         record = {"index": index, "seed": seed, "ran": False}
         shapes = None
         try:
@@ -72,8 +75,13 @@ def check(request):
             # As built, before any call: forward may update buffers (BatchNorm running stats).
             built = _state(model)
             with torch.no_grad():
+                runtime.seed_forward(forward_seed)
                 first = tensor_io.flatten_outputs(model(*inputs), "the reference")
+                runtime.seed_forward(forward_seed)
                 second = tensor_io.flatten_outputs(model(*inputs), "the reference")
+                # Not seeded again: the generators stand where the second call left them, so
+                # outputs that differ from the first come from what forward drew from them.
+                unseeded = tensor_io.flatten_outputs(model(*inputs), "the reference")
             runtime.synchronize(session.device)
             _, twin, _ = session._build_trial(seed, init_seed)
             record["weights_follow_seed"] = _state_equal(built, _state(twin))
@@ -90,6 +98,7 @@ def check(request):
             continue
         tensor_io.save_outputs(first, out_dir / f"trial_{index}.outputs.safetensors")
         tensor_io.save_outputs(second, out_dir / f"trial_{index}.repeat.safetensors")
+        tensor_io.save_outputs(unseeded, out_dir / f"trial_{index}.unseeded.safetensors")
         _save_trivial_answers(first, out_dir / f"trial_{index}.trivial.safetensors")
         tensor_io.save_outputs(
             [x for x in inputs if isinstance(x, torch.Tensor)], out_dir / f"trial_{index}.inputs.safetensors"

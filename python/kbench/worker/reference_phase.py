@@ -43,6 +43,9 @@ class ReferenceSession:
             cached = bool(trial.get("cached"))
             if cached and self.kept is not None:
                 continue
+            # The orchestrator's (core/seeding.hpp), sent to C for the same trial too. A cached
+            # trial runs no forward here.
+            forward_seed = None if cached else int(trial["forward_seed"])
             stage = "building the trial's inputs"
             shapes = None
             try:
@@ -54,6 +57,7 @@ class ReferenceSession:
                     continue
                 shapes = tensor_io.describe(inputs)
                 stage = "running the reference forward"
+                runtime.seed_forward(forward_seed)
                 start = time.perf_counter()
                 with torch.no_grad():
                     outputs = tensor_io.flatten_outputs(model(*inputs), "the reference")

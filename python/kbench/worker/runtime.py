@@ -17,6 +17,15 @@ def set_seed(seed: int) -> None:
         pass
 
 
+def seed_forward(forward_seed: int) -> None:
+    """Seeds the generators again immediately before a forward call, in R and in C alike, with
+    the call's forward seed (PopcornBench's rule, src/core/seeding.hpp: the trial's seed + 1,
+    mod 2^32): a forward that samples noise (torch.randn_like, torch.rand, dropout) then draws
+    the same numbers on both sides. torch.manual_seed seeds every CUDA device too, which
+    covers PopcornBench's torch.cuda.manual_seed of the current one."""
+    set_seed(forward_seed)
+
+
 def configure_device(device: str) -> torch.device:
     """Selects the evaluation device and fixes the numerics both sides run under.
 
