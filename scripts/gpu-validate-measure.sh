@@ -50,7 +50,8 @@
 #   throughput     bench/throughput: kbench against KernelBench's flow on the same mixed batch
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
-#                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow
+#                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow,
+#                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench)
 #   honest-flags[:REGEX] the CUDA examples (those whose candidate path matches REGEX) as a suite,
 #                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
@@ -261,7 +262,8 @@ PY
       # The flows' builds stay out of $R (they would swell the tarball); the figures are copied.
       timeout "$(limit 560)" python3 bench/throughput/run.py --kbench "$K" --kernelbench build/throughput-kb \
         --deps build/throughput-deps --out build-gpu/throughput --limit "${KBENCH_THROUGHPUT_LIMIT:-0}" \
-        --budget-s "${KBENCH_THROUGHPUT_BUDGET_S:-240}" > "$R/throughput.log" 2>&1
+        --budget-s "${KBENCH_THROUGHPUT_BUDGET_S:-240}" --flows "${KBENCH_THROUGHPUT_FLOWS:-kbench,kernelbench}" \
+        > "$R/throughput.log" 2>&1
       at "throughput rc=$?"
       cp build-gpu/throughput/*.json build-gpu/throughput/*.md build-gpu/throughput/*.log "$R/" 2>/dev/null
       cat build-gpu/throughput/throughput.md 2>/dev/null || tail -30 "$R/throughput.log"
