@@ -1,20 +1,18 @@
 #include "compare/safetensors.hpp"
 
+#include "compare/tensor_file_open.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <string_view>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kbench::compare {
 
@@ -256,53 +254,6 @@ void check_no_overlap(const fs::path& path, std::vector<const Entry*> entries) {
   }
 }
 
-// The file at `path` opened for reading, never through a symbolic link, and its size. Tensor
-// files lie in directories the workers write: a candidate could turn its outputs file into a
-// link to the reference's (making a link needs no read right on its target), so the reader
-// opens with O_NOFOLLOW and judges what it opened (fstat), not the name.
-struct OpenedFile {
-  std::ifstream stream;
-  std::uint64_t size = 0;
-};
-
-OpenedFile open_tensor_file(const fs::path& path) {
-  // O_NONBLOCK: opening a FIFO a hostile writer left must not block; it is refused below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == ENOENT) {
-      fail(path, "file does not exist");
-    }
-    if (error == ELOOP) {
-      fail(path, "is a symbolic link; kbench reads tensor files only as the regular files their "
-                 "writer made");
-    }
-    fail(path, std::string("cannot open file: ") + std::strerror(error));
-  }
-  struct stat st {};
-  const bool stat_ok = ::fstat(fd, &st) == 0;
-  const int stat_error = errno;
-  OpenedFile opened;
-  if (stat_ok && S_ISREG(st.st_mode)) {
-    // The stream reads the descriptor's file itself (/proc/self/fd names the open file, not a
-    // path that could be swapped), so what was checked is what is read.
-    opened.stream.open("/proc/self/fd/" + std::to_string(fd), std::ios::binary);
-    opened.size = static_cast<std::uint64_t>(st.st_size);
-  }
-  ::close(fd);
-  if (!stat_ok) {
-    fail(path, std::string("cannot stat file: ") + std::strerror(stat_error));
-  }
-  // Refusing FIFOs and devices keeps a hostile writer from making the reader block forever.
-  if (!S_ISREG(st.st_mode)) {
-    fail(path, "not a regular file");
-  }
-  if (!opened.stream) {
-    fail(path, "cannot open file");
-  }
-  return opened;
-}
-
 void read_exactly(std::ifstream& in, const fs::path& path, void* out, std::uint64_t offset,
                   std::uint64_t size, const std::string& what) {
   in.seekg(static_cast<std::streamoff>(offset));
@@ -389,7 +340,7 @@ void Tensor::decode(std::size_t first, std::size_t count, double* out) const {
 }
 
 TensorFile read_safetensors(const fs::path& path) {
-  OpenedFile opened = open_tensor_file(path);
+  OpenedTensorFile opened = open_tensor_file(path);
   std::ifstream& in = opened.stream;
   const std::uint64_t file_size = opened.size;
   if (file_size < 8) {
