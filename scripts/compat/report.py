@@ -20,7 +20,10 @@ def _runs(check) -> str:
     if check.get("verdict") == "not checked":
         return "not run"
     bad = [f for f in check.get("findings", []) if f["check"] == "reference-runs" and f["severity"] == "error"]
-    return f"no ({len(bad)} finding)" if bad else f"yes ({check.get('trials', '?')} trials)"
+    trials = check.get("trials", "?")
+    # `problems check` lists its trials (index, seed, shapes, whether each ran): count them.
+    count = len(trials) if isinstance(trials, list) else trials
+    return f"no ({len(bad)} finding)" if bad else f"yes ({count} trials)"
 
 
 def problem_rows(problems, probes, checks, device):

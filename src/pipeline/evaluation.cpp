@@ -5,6 +5,7 @@
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
 #include "pipeline/dynamic_rules.hpp"
+#include "pipeline/inputs_hand_over.hpp"
 #include "pipeline/paired_timing.hpp"
 #include "pipeline/problem_checking.hpp"
 #include "pipeline/profiling.hpp"
@@ -12,6 +13,7 @@
 #include "pipeline/reference_side.hpp"
 #include "pipeline/static_check.hpp"
 #include "pipeline/trial_comparison.hpp"
+#include "pipeline/trial_stage.hpp"
 #include "pipeline/trivial_problem.hpp"
 #include "pipeline/worker_phase.hpp"
 #include "pipeline/worker_requests.hpp"
@@ -95,28 +97,47 @@ private:
       m_result.status = Status::ok;
       return;
     }
-    // The build (CPU), the reference trials (device) and the candidate process's start (torch
-    // import) do not depend on each other: they overlap.
     stage("compiling the candidate and running the reference");
-    auto compile = std::async(std::launch::async, [&] { return compile_candidate(compiler); });
     const auto candidate = launch_ranks("candidate", WorkerRole::candidate);
-    auto candidate_ready = std::async(std::launch::async, [&] {
+    m_reference_side.decide(m_world); // the compile and candidate workers' protections are known
+    const auto reference = launch_ranks("reference", WorkerRole::reference);
+    const nlohmann::json planned = reference_trials(m_options.seed, m_options.trials);
+    TrialStageSteps steps;
+    steps.compile = [&] { return compile_candidate(compiler); };
+    steps.candidate_hello = [&] {
       return run_ranks(
                  candidate, [](int) { return requests::hello(); }, m_options.run_timeout,
                  WorkerRole::candidate, "starting", m_result.candidate_path)
           .first;
+    };
+    steps.reference_trials = [&] {
+      PhaseOutcome outcome = run_reference(reference, planned);
+      if (!outcome.ok) {
+        mark_reference_failed(m_scratch); // a C waiting for inputs stops at once
+      }
+      return outcome;
+    };
+    steps.judge_trivial = [&] {
+      std::vector<int> indices;
+      for (const auto& trial : planned) {
+        indices.push_back(trial.value("index", 0));
+      }
+      return judge_trivial_answers(m_scratch, indices, {m_options.atol, m_options.rtol});
+    };
+    steps.candidate_trials = [&] {
+      stage("running the candidate");
+      return run_candidate(candidate, planned);
+    };
+    auto trials = run_trial_stage(steps, [&](const TrialStageOutcome& started) {
+      m_result.compile = started.compiled.info;
+      if (started.candidate_started.ok) {
+        m_result.python = started.candidate_started.body.value("python", "");
+        m_result.torch_version = started.candidate_started.body.value("torch", "");
+      }
+      compiler.shutdown();
     });
-    m_reference_side.decide(m_world); // the compile and candidate workers' protections are known
-    const auto reference = launch_ranks("reference", WorkerRole::reference);
-    const PhaseOutcome reference_outcome = run_reference(reference);
-    const CompileOutcome compiled = compile.get();
-    const PhaseOutcome candidate_started = candidate_ready.get();
-    m_result.compile = compiled.info;
-    if (candidate_started.ok) {
-      m_result.python = candidate_started.body.value("python", "");
-      m_result.torch_version = candidate_started.body.value("torch", "");
-    }
-    compiler.shutdown();
+    m_trivial = std::move(trials.trivial);
+    const auto& [compiled, candidate_started, reference_outcome, candidate_outcome, _] = trials;
     if (!compiled.phase.ok) {
       fail(compiled.phase.status, compiled.phase.message, compiled.phase.log);
       return;
@@ -131,18 +152,6 @@ private:
            candidate_started.log);
       return;
     }
-
-    stage("running the candidate");
-    // R's outputs are all written: whether a trivial answer passes them is judged while C runs.
-    std::vector<int> trial_indices;
-    for (const auto& trial : m_result.trials) {
-      trial_indices.push_back(trial.index);
-    }
-    auto trivial = std::async(std::launch::async, [&, trial_indices] {
-      return judge_trivial_answers(m_scratch, trial_indices, {m_options.atol, m_options.rtol});
-    });
-    const PhaseOutcome candidate_outcome = run_candidate(candidate);
-    m_trivial = trivial.get();
     if (!candidate_outcome.ok) {
       fail(candidate_outcome.status, candidate_outcome.message, candidate_outcome.log);
       return;
@@ -327,8 +336,8 @@ private:
                                outputs_dir);
   }
 
-  PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks) {
-    nlohmann::json trials = reference_trials(m_options.seed, m_options.trials);
+  PhaseOutcome run_reference(const std::vector<sandbox::WorkerClient*>& ranks,
+                             nlohmann::json trials) {
     if (m_reference_side.on()) {
       // The cache is keyed by the reference process's torch.
       const PhaseOutcome hello = run_phase(*ranks[0], requests::hello(), m_options.run_timeout,
@@ -339,6 +348,7 @@ private:
       trials = m_reference_side.trials_to_run(trials, hello.body.value("torch", ""),
                                               m_scratch.rank_dir("inputs", 0),
                                               m_scratch.rank_dir("reference", 0));
+      mark_cached_inputs_ready(m_scratch.rank_dir("inputs", 0), trials);
     }
     const auto request = [&](int rank) {
       return reference_request(rank, trials, m_scratch.rank_dir("inputs", rank),
@@ -355,8 +365,12 @@ private:
     return outcome;
   }
 
-  PhaseOutcome run_candidate(const std::vector<sandbox::WorkerClient*>& ranks) {
-    const nlohmann::json trials = candidate_trials(m_result.trials);
+  // C's trials are the planned ones (index, forward seed): it needs nothing of R's answer, only
+  // each trial's inputs, which it waits for.
+  PhaseOutcome run_candidate(const std::vector<sandbox::WorkerClient*>& ranks,
+                             const nlohmann::json& planned) {
+    const nlohmann::json trials =
+        candidate_trials(trials_from_reference({{"trials", planned}}, m_options.trials));
     const auto request = [&](int rank) {
       return candidate_request(rank, trials, m_scratch.rank_dir("inputs", rank),
                                m_scratch.rank_dir("candidate", rank));

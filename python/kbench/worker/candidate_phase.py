@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from . import integrity, measurement, runtime, tensor_io  # noqa: F401 - measurement: before any candidate
+from . import inputs_ready, integrity, measurement, runtime, tensor_io  # noqa: F401 - measurement: before any candidate
 from .integrity import ForwardWatch
 from .errors import PhaseError, cuda_error_text, format_traceback, is_sticky_cuda_error, one_line, user_frame
 from .loading import load_candidate, load_problem
@@ -95,6 +95,7 @@ class CandidateSession:
         results = []
         for trial in request["trials"]:
             index = int(trial["index"])
+            inputs_ready.wait_ready(inputs_dir, index)  # R may still be writing later trials
             init_inputs = tensor_io.load_values(inputs_dir / f"trial_{index}.init", None)
             inputs = tensor_io.load_values(inputs_dir / f"trial_{index}.inputs", self.device)
             model = self._build(init_inputs, init_seed)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from . import runtime, tensor_io
+from . import inputs_ready, runtime, tensor_io
 from .errors import PhaseError, format_traceback, is_sticky_cuda_error, one_line
 from .loading import load_problem
 
@@ -56,6 +56,12 @@ class ReferenceSession:
                     self.kept = (model, inputs)
                     continue
                 shapes = tensor_io.describe(inputs)
+                # Saved before the forward: C starts on them while this forward runs, and a
+                # forward that changes its inputs in place cannot change what C is given.
+                stage = "saving the trial's inputs"
+                tensor_io.save_values(init_inputs, inputs_dir / f"trial_{index}.init", "init")
+                tensor_io.save_values(inputs, inputs_dir / f"trial_{index}.inputs", "input")
+                inputs_ready.mark_ready(inputs_dir, index)
                 stage = "running the reference forward"
                 runtime.seed_forward(forward_seed)
                 start = time.perf_counter()
@@ -75,8 +81,6 @@ class ReferenceSession:
                     details={"trial": index, "log": format_traceback(exc), "input_shapes": shapes},
                     fatal=fatal,
                 )
-            tensor_io.save_values(init_inputs, inputs_dir / f"trial_{index}.init", "init")
-            tensor_io.save_values(inputs, inputs_dir / f"trial_{index}.inputs", "input")
             tensor_io.save_outputs(outputs, outputs_dir / f"trial_{index}.outputs.safetensors")
             results.append(
                 {
