@@ -1,57 +1,79 @@
-"""Runs `kbench problems check` once per problem, `--jobs` at a time, each writing its own JSON
-file under OUT/checks/ (a file already there is a finished check: a rerun resumes), smallest
-problems first, until the time budget is spent. `problems check` checks one problem at a time
-itself, so the parallelism is here; each check still uses one GPU (`--gpu`)."""
+"""Runs `kbench problems check` over the problems, as one batch per variant: one kbench process
+checks `--jobs` problems at a time (its workers forked by one warm fork server; on cuda the
+timed parts take the GPU one at a time) and appends each report to OUT/checks-DEVICE.jsonl as it
+finishes. Smallest problems first. The time budget is kept by killing the batch when it is spent;
+a rerun passes `--resume`, so what the file holds is not checked again. Reports an older version
+of this script wrote, one file per problem under OUT/checks/, are still read."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
-def check_path(out_dir: Path, problem, device: str) -> Path:
+def jsonl_path(out_dir: Path, device: str) -> Path:
+    return out_dir / f"checks-{device}.jsonl"
+
+
+def _legacy_path(out_dir: Path, problem, device: str) -> Path:
     return out_dir / "checks" / f"{problem.key}-{device}.json"
 
 
+def _reports(out_dir: Path, device: str) -> dict:
+    """(resolved problem path, variant) -> the newest report of the batch file."""
+    reports = {}
+    path = jsonl_path(out_dir, device)
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # cut short by a killed batch: checked again
+            key = (str(Path(row["problem"]["path"]).resolve()), row.get("variant"))
+            reports[key] = row
+    return reports
+
+
+_cache = {}
+
+
 def load_check(out_dir: Path, problem, device: str):
-    path = check_path(out_dir, problem, device)
-    if not path.exists():
-        return None
-    try:
-        rows = json.loads(path.read_text())
-        return rows[0] if isinstance(rows, list) and rows else rows
-    except ValueError:
-        return None  # cut short by a killed run: checked again
+    legacy = _legacy_path(out_dir, problem, device)
+    if legacy.exists():
+        try:
+            rows = json.loads(legacy.read_text())
+            return rows[0] if isinstance(rows, list) and rows else rows
+        except ValueError:
+            pass
+    path = jsonl_path(out_dir, device)
+    stamp = (path, path.stat().st_mtime_ns if path.exists() else 0)
+    if _cache.get("stamp") != stamp:
+        _cache.update(stamp=stamp, reports=_reports(out_dir, device))
+    return _cache["reports"].get((str(Path(problem.path).resolve()), problem.variant))
 
 
-def _run_one(kbench: str, problem, out_dir: Path, args) -> dict:
-    path = check_path(out_dir, problem, args.device)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial.json")
-    command = [kbench, "problems", "check", str(problem.path), "--device", args.device,
-               "--gpu", str(args.gpu), "--variant", problem.variant, "--trials", str(args.trials),
-               "--run-timeout", str(args.run_timeout), "--json", str(partial)]
-    started = time.monotonic()
+def _batch(kbench: str, problems, variant: str, out_dir: Path, args, deadline: float, log) -> int:
+    command = [kbench, "problems", "check", *[str(p.path) for p in problems], "--device",
+               args.device, "--gpu", str(args.gpu), "--variant", variant, "--trials",
+               str(args.trials), "--run-timeout", str(args.run_timeout), "--jobs", str(args.jobs),
+               "--jsonl", str(jsonl_path(out_dir, args.device)), "--resume"]
+    print(f"checks [{variant}]: {len(problems)} in one batch, {args.jobs} at a time", file=log,
+          flush=True)
+    # Its own session, so that the budget's kill takes kbench and whatever shares its group; the
+    # workers die with kbench (PR_SET_PDEATHSIG) and the fork server leaves when its socket
+    # closes.
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log,
+                               start_new_session=True)
     try:
-        done = subprocess.run(command, capture_output=True, text=True,
-                              timeout=args.run_timeout * 3 + 120)
-        stderr = done.stderr[-3000:]
-        code = done.returncode
+        return process.wait(timeout=max(1.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        stderr, code = "killed: the check ran past three run timeouts", -9
-    wall = time.monotonic() - started
-    if partial.exists():
-        rows = json.loads(partial.read_text())
-        row = rows[0] if rows else {}
-        partial.unlink()
-    else:  # no report: kbench itself failed (usage error or crash) - recorded as such
-        row = {"verdict": "not checked", "message": f"kbench problems check exited {code} "
-               f"without a report: {stderr.strip().splitlines()[-1] if stderr.strip() else ''}"}
-    row["driver"] = {"exit": code, "wall_s": round(wall, 1), "command": command}
-    path.write_text(json.dumps([row], indent=1))
-    return row
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        print(f"checks [{variant}]: budget spent, batch killed; a rerun resumes", file=log)
+        return -9
 
 
 def run_checks(kbench: str, problems, probes: dict, out_dir: Path, args, log=sys.stderr) -> None:
@@ -70,14 +92,9 @@ def run_checks(kbench: str, problems, probes: dict, out_dir: Path, args, log=sys
     todo.sort(key=size)
     deadline = time.monotonic() + args.budget
     print(f"checks: {len(todo)} to run, {args.jobs} at a time, budget {args.budget} s", file=log)
-
-    def guarded(p):
-        if time.monotonic() > deadline:
-            return None
-        row = _run_one(kbench, p, out_dir, args)
-        print(f"check {p.label} [{p.variant}]: {row.get('verdict')} "
-              f"({row['driver']['wall_s']} s)", file=log, flush=True)
-        return row
-
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(guarded, todo))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for variant in sorted({p.variant for p in todo}):
+        if time.monotonic() >= deadline:
+            break
+        _batch(kbench, [p for p in todo if p.variant == variant], variant, out_dir, args,
+               deadline, log)

@@ -1,17 +1,26 @@
 // kbench problems check PATH...: reports, per problem and variant, whether the problem is fit
-// to grade candidates with (docs/problems.md, "Checking problems").
+// to grade candidates with (docs/problems.md, "Checking problems"). Several checks at once in
+// this one process (pipeline/problem_batch.hpp), each appended to --jsonl as it finishes.
 #include "cli/commands.hpp"
 #include "core/json_io.hpp"
+#include "pipeline/problem_batch.hpp"
 #include "pipeline/problem_checking.hpp"
+#include "pipeline/worker_phase.hpp"
+#include "report/suite_progress.hpp"
 #include "report/summary.hpp"
+#include "sched/jsonl_log.hpp"
 #include "sched/suite_plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <thread>
 
 namespace kbench::cli {
 namespace fs = std::filesystem;
@@ -45,6 +54,54 @@ std::string format_table(const std::vector<ProblemCheckResult>& results) {
   return out + "\n";
 }
 
+// A line when a check starts and one when it ends, with the batch's progress, as `kbench suite`
+// prints them to a log (a batch of checks runs unattended, so no terminal redraw).
+class CheckProgress {
+public:
+  explicit CheckProgress(std::size_t total) : m_started(std::chrono::steady_clock::now()) {
+    m_progress.total = total;
+    m_progress.verb = "checked";
+  }
+  void finished(const ProblemCheckResult& r) {
+    ++m_progress.done;
+    m_progress.failed += r.verdict == "pass" ? 0 : 1;
+    m_progress.elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
+    std::cerr << fmt::format("kbench problems check: {} [{}] -> {} ({:.1f} s, {})  ({})\n",
+                             r.problem_path, r.variant, r.verdict, r.wall_s,
+                             r.worker_started.empty() ? "no worker" : r.worker_started,
+                             report::format_progress(m_progress));
+  }
+
+private:
+  std::chrono::steady_clock::time_point m_started;
+  report::SuiteProgress m_progress;
+};
+
+// The report a --jsonl line holds, read back for --resume (the fields format_table and the
+// exit code use; the line itself is kept as it is for --json).
+ProblemCheckResult result_from_line(const nlohmann::json& line) {
+  ProblemCheckResult r;
+  r.problem_path = line["problem"].value("path", "");
+  r.problem_sha256 = line["problem"].value("sha256", "");
+  r.variant = line.value("variant", "");
+  r.precision = line.value("precision", "");
+  r.device = line.value("device", "");
+  r.device_name = line.value("device_name", "");
+  r.verdict = line.value("verdict", "not checked");
+  r.message = line.value("message", "");
+  for (const auto& f : line.value("findings", nlohmann::json::array())) {
+    r.findings.push_back({f.value("check", ""), f.value("severity", ""), f.value("message", "")});
+  }
+  r.trials = line.value("trials", nlohmann::json::array());
+  if (line.contains("reference_call_us") && line["reference_call_us"].is_number()) {
+    r.call_us = line["reference_call_us"].get<double>();
+  }
+  r.wall_s = line.value("wall_s", 0.0);
+  r.worker_started = line.value("worker_started", "");
+  return r;
+}
+
 } // namespace
 
 Command register_problems_command(CLI::App& app) {
@@ -74,12 +131,33 @@ Command register_problems_command(CLI::App& app) {
   command->add_option("--python", options->python, "interpreter of the torch environment");
   command->add_option("--cache-dir", options->cache_dir, "where results are recorded");
   command->add_option("--json", *json_path, "write the reports (a JSON array)");
+  auto jobs = std::make_shared<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+  command
+      ->add_option("--jobs", *jobs,
+                   "checks at once (on cuda their timed parts still take the GPU one at a time)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  auto jsonl = std::make_shared<std::string>();
+  command->add_option("--jsonl", *jsonl, "append every report, one per line, as each finishes");
+  auto resume = std::make_shared<bool>(false);
+  command->add_flag("--resume", *resume,
+                    "skip the checks --jsonl already holds for the same problem content and "
+                    "settings (the file an earlier, perhaps killed, run wrote)");
 
-  const auto run = [options, paths, variants, json_path]() -> int {
+  const auto run = [options, paths, variants, json_path, jobs, jsonl, resume]() -> int {
     if (variants->empty()) {
       *variants = {"standard", "popcorn"};
     }
-    std::vector<ProblemCheckResult> results;
+    if (*resume && jsonl->empty()) {
+      std::cerr << "kbench problems check: --resume reads the reports of an earlier run from "
+                   "--jsonl; name the file with --jsonl FILE\n";
+      return 64;
+    }
+    // "auto" is resolved once, so that the keys --resume matches on name the device kind.
+    if (options->device == "auto") {
+      options->device = choose_device("auto", options->gpu).gpu ? "cuda" : "cpu";
+    }
+    std::vector<EvalOptions> runs;
     for (const auto& problem : sched::expand_problem_paths(*paths)) {
       for (const auto& variant : *variants) {
         EvalOptions run = *options;
@@ -91,15 +169,86 @@ Command register_problems_command(CLI::App& app) {
           }
           return 64;
         }
-        std::cerr << fmt::format("kbench problems check: {} [{}]\n", problem.string(), variant);
-        results.push_back(check_problem(run));
+        runs.push_back(run);
       }
+    }
+    std::vector<std::optional<nlohmann::json>> keys;
+    for (const auto& run : runs) {
+      keys.push_back(check_key(run));
+    }
+    // Reports by slot: reused from the --jsonl, or filled as the checks finish.
+    std::vector<std::optional<nlohmann::json>> lines(runs.size());
+    sched::JsonlLog log;
+    if (*resume) {
+      try {
+        log = sched::read_jsonl_log(*jsonl, "problem check report", "problems check");
+      } catch (const std::exception& error) {
+        std::cerr << "kbench problems check: " << error.what() << "\n";
+        return 64;
+      }
+      for (const auto& warning : log.warnings) {
+        std::cerr << "kbench problems check: " << warning << "\n";
+      }
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        for (const auto& [number, line] : log.lines) { // the last match is the newest
+          if (keys[i] && line.contains("check_key") && line["check_key"] == *keys[i]) {
+            lines[i] = line;
+          }
+        }
+      }
+    }
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (!lines[i]) {
+        todo.push_back(i);
+      }
+    }
+    if (*resume) {
+      std::cerr << fmt::format("kbench problems check: {} of {} reused from {}, {} to check\n",
+                               runs.size() - todo.size(), runs.size(), *jsonl, todo.size());
+    }
+    std::ofstream appended;
+    if (!jsonl->empty()) {
+      std::error_code ec;
+      if (*resume && fs::exists(*jsonl, ec)) {
+        fs::resize_file(*jsonl, log.complete_bytes, ec); // drops a cut-short last line
+        appended.open(*jsonl, std::ios::app);
+      } else {
+        appended.open(*jsonl);
+      }
+      if (!appended) {
+        std::cerr << "kbench problems check: cannot write " << *jsonl
+                  << "; check that its directory exists and is writable\n";
+        return 73;
+      }
+    }
+    std::vector<EvalOptions> batch;
+    for (const auto i : todo) {
+      batch.push_back(runs[i]);
+    }
+    std::cerr << fmt::format("kbench problems check: {} check(s), {} at a time\n", batch.size(),
+                             std::min<std::size_t>(static_cast<std::size_t>(*jobs), batch.size()));
+    CheckProgress progress(batch.size());
+    check_problems(batch, *jobs, [&](std::size_t b, const ProblemCheckResult& result) {
+      const std::size_t i = todo[b];
+      lines[i] = keys[i] ? check_line(result, *keys[i]) : to_json(result);
+      if (appended) {
+        // flushed: a killed batch keeps its lines, and --resume picks up from them
+        appended << lines[i]->dump() << "\n" << std::flush;
+      }
+      progress.finished(result);
+    });
+    std::vector<ProblemCheckResult> results;
+    for (const auto& line : lines) {
+      results.push_back(result_from_line(*line));
     }
     std::cout << format_table(results);
     if (!json_path->empty()) {
       nlohmann::json all = nlohmann::json::array();
-      for (const auto& r : results) {
-        all.push_back(to_json(r));
+      for (const auto& line : lines) {
+        nlohmann::json report = *line;
+        report.erase("check_key");
+        all.push_back(report);
       }
       write_json_file(*json_path, all);
     }

@@ -61,6 +61,33 @@ checks::ProblemFacts facts_from(const nlohmann::json& answer, const fs::path& di
   return facts;
 }
 
+// The worker's lane messages ({"interim": true, "gpu_lane": "shared" | "exclusive" | "none"},
+// python/kbench/worker/problem_check.py): each is answered once the lane is held as asked.
+// The time spent waiting for the lane does not count against the check's deadline: a check
+// queued behind a slow or hanging one keeps its whole deadline for its own work.
+sandbox::InterimHandler lane_handler(sched::LaneHold& hold, sandbox::WorkerClient& worker) {
+  return [&hold, &worker](const nlohmann::json& message) -> std::optional<nlohmann::json> {
+    const auto asked = Clock::now();
+    struct Paused {
+      sandbox::WorkerClient& worker;
+      Clock::time_point asked;
+      ~Paused() { worker.pause_deadline(Clock::now() - asked); }
+    } paused{worker, asked};
+    const std::string wanted = message.value("gpu_lane", "");
+    if (wanted == "shared") {
+      hold.move_to(sched::LaneHold::State::shared);
+    } else if (wanted == "exclusive") {
+      hold.move_to(sched::LaneHold::State::exclusive);
+    } else if (wanted == "none") {
+      hold.move_to(sched::LaneHold::State::none);
+    } else {
+      return nlohmann::json{{"ok", false},
+                            {"message", "gpu_lane must be shared, exclusive or none"}};
+    }
+    return nlohmann::json{{"ok", true}};
+  };
+}
+
 } // namespace
 
 int ProblemCheckResult::errors() const {
@@ -73,7 +100,7 @@ int ProblemCheckResult::warnings() const {
                                         [](const auto& f) { return f.severity == "warn"; }));
 }
 
-ProblemCheckResult check_problem(const EvalOptions& options) {
+ProblemCheckResult check_problem(const EvalOptions& options, sched::GpuLane* lane) {
   const auto start = Clock::now();
   ProblemCheckResult result;
   result.variant = options.variant;
@@ -111,12 +138,23 @@ ProblemCheckResult check_problem(const EvalOptions& options) {
                           scratch / "tmp", options.python, options.output_keep_bytes);
     must_read_sources(launch, result.problem_path, {});
     auto worker = launch_worker(launch);
+    result.worker_started = worker->started();
     const nlohmann::json trials = trial_requests(options.seed, options.trials);
-    const PhaseOutcome outcome = run_phase(
-        *worker,
+    auto request =
         requests::problem_check(result.problem_path, choice.device, options.variant,
-                                options.precision, options.seed, trials, scratch / "outputs"),
-        options.run_timeout, WorkerRole::reference, "checking the problem", "");
+                                options.precision, options.seed, trials, scratch / "outputs");
+    // Declared before the phase: whatever a dead or timed-out worker held is let go at the end.
+    std::optional<sched::LaneHold> hold;
+    sandbox::InterimHandler on_interim;
+    if (lane && choice.gpu) {
+      hold.emplace(*lane);
+      on_interim = lane_handler(*hold, *worker);
+      request["gpu_lane"] = true;
+    }
+    const PhaseOutcome outcome =
+        run_phase(*worker, request, options.run_timeout, WorkerRole::reference,
+                  "checking the problem", "", on_interim);
+    hold.reset();
     if (!outcome.ok) {
       result.message = outcome.message;
     } else {
@@ -174,6 +212,7 @@ nlohmann::json to_json(const ProblemCheckResult& r) {
           {"peak_memory_bytes", optional(r.peak_memory_bytes)},
           {"device_memory_bytes", optional(r.device_memory_bytes)},
           {"trials", r.trials},
+          {"worker_started", r.worker_started},
           {"wall_s", r.wall_s}};
 }
 

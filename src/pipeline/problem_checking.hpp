@@ -5,6 +5,7 @@
 // about a problem that failed them.
 #include "checks/problem_findings.hpp"
 #include "core/options.hpp"
+#include "sched/gpu_lane.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,13 +27,16 @@ struct ProblemCheckResult {
   std::optional<double> call_us;
   std::optional<long long> peak_memory_bytes, device_memory_bytes;
   double wall_s = 0;
+  std::string worker_started; // "forked" (by the warm fork server) or "spawned"
   int errors() const;
   int warnings() const;
 };
 
 // Uses options.problem, device, gpu, variant, precision, trials, seed, atol/rtol, run_timeout,
-// python and cache_dir; the candidate is not used.
-ProblemCheckResult check_problem(const EvalOptions& options);
+// python and cache_dir; the candidate is not used. With `lane` (a batch on cuda,
+// pipeline/problem_batch.hpp), the worker takes the GPU's lane shared for each trial's GPU work
+// and exclusive for the timed part; a check alone needs none.
+ProblemCheckResult check_problem(const EvalOptions& options, sched::GpuLane* lane = nullptr);
 
 nlohmann::json to_json(const ProblemCheckResult& result);
 

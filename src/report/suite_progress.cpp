@@ -23,7 +23,7 @@ std::string format_eta(double seconds) {
 } // namespace
 
 std::string format_progress(const SuiteProgress& p) {
-  std::string line = fmt::format("{}/{} evaluated", p.done, p.total);
+  std::string line = fmt::format("{}/{} {}", p.done, p.total, p.verb);
   if (p.done > 0 && p.elapsed_s > 0) {
     const double per_minute = 60.0 * static_cast<double>(p.done) / p.elapsed_s;
     line += fmt::format(", {:.1f}/min", per_minute);

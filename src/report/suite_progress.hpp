@@ -11,6 +11,7 @@ struct SuiteProgress {
   std::size_t failed = 0;          // results other than ok
   std::size_t unexpected = 0;      // results other than the manifest's expect
   double elapsed_s = 0;
+  const char* verb = "evaluated"; // "checked" for `kbench problems check`
 };
 
 // "12/40 evaluated, 2.4/min, ETA 11 min 40 s, 3 failed (1 not as expected)". The rate and the

@@ -79,6 +79,7 @@ bool WorkerClient::alive() {
 WorkerReply WorkerClient::request(const nlohmann::json& request, std::chrono::milliseconds deadline,
                                   const InterimHandler& on_interim) {
   const auto until = std::chrono::steady_clock::now() + deadline;
+  m_deadline_pause = {};
   const double sent_at = m_process.lifetime_s();
   if (m_process.request_fd() < 0 || !write_all(m_process.request_fd(), request.dump() + "\n")) {
     // The worker is gone (EPIPE): collect how it ended.
@@ -149,7 +150,7 @@ WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point dead
       return reply_after_death();
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
+    if (now >= deadline + m_deadline_pause) {
       m_process.kill_group();
       WorkerReply reply;
       reply.kind = WorkerReply::Kind::timed_out;
@@ -157,7 +158,8 @@ WorkerReply WorkerClient::await_reply(std::chrono::steady_clock::time_point dead
       return reply;
     }
     const auto wait_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline + m_deadline_pause - now)
+            .count();
     std::array<pollfd, 3> fds{pollfd{m_process.response_fd(), POLLIN, 0},
                               pollfd{m_process.stdout_fd(), POLLIN, 0},
                               pollfd{m_process.stderr_fd(), POLLIN, 0}};

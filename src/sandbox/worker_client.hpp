@@ -66,6 +66,10 @@ public:
   // failed would wait in a collective until its deadline); that call then returns `died`.
   // Only the pid is read, which never changes, so it is safe across threads.
   void kill_from_other_thread();
+  // Moves the current request's deadline later by `waited`: called by an interim handler (on
+  // the orchestrator's side, never at a worker's word) for time the worker spent blocked on
+  // the orchestrator, such as a check waiting for its GPU's lane (sched/gpu_lane.hpp).
+  void pause_deadline(std::chrono::steady_clock::duration waited) { m_deadline_pause += waited; }
 
   const OutputCapture& stdout_capture() const { return m_stdout; }
   const OutputCapture& stderr_capture() const { return m_stderr; }
@@ -91,6 +95,7 @@ private:
   std::string m_pending;                    // response bytes not yet terminated by a newline
   std::vector<RequestTime> m_request_times; // in the order each op was first sent
   TransferFiles m_transfers;
+  std::chrono::steady_clock::duration m_deadline_pause{}; // of the current request
 };
 
 } // namespace kbench::sandbox

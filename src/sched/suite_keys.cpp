@@ -2,6 +2,7 @@
 #include "sched/suite_keys.hpp"
 
 #include "core/source_files.hpp"
+#include "sched/jsonl_log.hpp"
 
 #include <fmt/format.h>
 
@@ -73,41 +74,11 @@ nlohmann::json suite_line(const EvalResult& result, const EvalKey& key) {
 
 ResumeLog read_resume_log(const fs::path& path) {
   ResumeLog log;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return log;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  JsonlLog lines = read_jsonl_log(path, "result document", "suite");
+  log.warnings = std::move(lines.warnings);
+  log.complete_bytes = lines.complete_bytes;
   std::size_t without_options = 0;
-  std::size_t start = 0;
-  for (std::size_t number = 1; start < text.size(); ++number) {
-    const std::size_t end = text.find('\n', start);
-    const bool complete = end != std::string::npos;
-    const std::string line = text.substr(start, complete ? end - start : std::string::npos);
-    const std::size_t next = complete ? end + 1 : text.size();
-    const bool last = next >= text.size();
-    nlohmann::json document = nlohmann::json::parse(line, nullptr, false);
-    const bool parsed = !document.is_discarded() && document.is_object();
-    if (!complete || !parsed) {
-      if (!last) {
-        throw std::runtime_error(fmt::format(
-            "{}:{}: not a result document, and not the last line, so not what a killed suite "
-            "leaves; fix or remove the line (or drop --resume to start the file afresh)",
-            path.string(), number));
-      }
-      log.warnings.push_back(fmt::format(
-          "{}:{}: the last line is {}, as a killed suite leaves it; dropped, and its evaluation "
-          "runs again",
-          path.string(), number, complete ? "not a JSON document" : "cut short"));
-      break;
-    }
-    log.complete_bytes = next;
-    start = next;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      continue;
-    }
+  for (auto& [number, document] : lines.lines) {
     auto decoded = result_from_json(document);
     if (!decoded.value) {
       throw std::runtime_error(

@@ -8,16 +8,52 @@ is built twice under the same seed; how long does a call take and how much devic
 it need. The outputs go to files; the judging (near-constant, uniform along an axis, trivial
 answers, seed dependence) is done in C++ by the orchestrator with the same comparator that grades
 candidates.
+
+In a batch on cuda (`kbench problems check --jobs`), each trial's GPU work holds the GPU's lane
+shared with the other checks and the timed part holds it alone (_GpuLane).
 """
 
+import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
 from . import runtime, tensor_io
 from .errors import format_traceback, one_line
+from .native import kn
 from .reference_phase import ReferenceSession
 from .timing import time_calls
+
+
+# Taken at import, before the problem's module runs, as tensor_io takes its own.
+_interim_send = getattr(kn, "interim_send", None)
+_interim_receive = getattr(kn, "interim_receive", None)
+
+
+class _GpuLane:
+    """The GPU's lane in a batch of checks on cuda (src/sched/gpu_lane.hpp): each trial's GPU
+    work holds it shared with the other checks, the timed part holds it alone, so no other
+    check's kernels run inside a measurement. A check alone (or on cpu) is not asked to."""
+
+    def __init__(self, used):
+        self.used = bool(used) and _interim_send is not None
+
+    def _move(self, state):
+        if not self.used:
+            return
+        _interim_send(json.dumps({"interim": True, "gpu_lane": state}))
+        reply = json.loads(_interim_receive())
+        if not reply.get("ok"):
+            raise RuntimeError(f"kbench refused the GPU lane: {reply.get('message', '')}")
+
+    @contextmanager
+    def held(self, state):
+        self._move(state)
+        try:
+            yield
+        finally:
+            self._move("none")
 
 
 def _state(model):
@@ -59,51 +95,59 @@ def _save_trivial_answers(outputs, path):
     tensor_io.save_tensors(answers, path)
 
 
+def _call_trial(session, record, seed, init_seed, forward_seed):
+    """Builds the trial and calls it: twice under the forward seed, once without seeding again.
+    Raises what the reference raises; `record` has the input shapes once they are known."""
+    _, model, inputs = session._build_trial(seed, init_seed)
+    record["input_shapes"] = tensor_io.describe(inputs)
+    # As built, before any call: forward may update buffers (BatchNorm running stats).
+    built = _state(model)
+    with torch.no_grad():
+        runtime.seed_forward(forward_seed)
+        first = tensor_io.flatten_outputs(model(*inputs), "the reference")
+        runtime.seed_forward(forward_seed)
+        second = tensor_io.flatten_outputs(model(*inputs), "the reference")
+        # Not seeded again: the generators stand where the second call left them, so
+        # outputs that differ from the first come from what forward drew from them.
+        unseeded = tensor_io.flatten_outputs(model(*inputs), "the reference")
+    runtime.synchronize(session.device)
+    _, twin, _ = session._build_trial(seed, init_seed)
+    record["weights_follow_seed"] = _state_equal(built, _state(twin))
+    return model, inputs, first, second, unseeded
+
+
 def check(request):
     session = ReferenceSession(request)
     out_dir = Path(request["outputs_dir"])
     init_seed = int(request["init_seed"])
+    lane = _GpuLane(request.get("gpu_lane") and session.device.type == "cuda")
     trials = []
     for trial in request["trials"]:
         index, seed = int(trial["index"]), int(trial["seed"])
         forward_seed = int(trial["forward_seed"])
-        record = {"index": index, "seed": seed, "ran": False}
-        shapes = None
+        record = {"index": index, "seed": seed, "ran": False, "input_shapes": None}
         try:
-            init_inputs, model, inputs = session._build_trial(seed, init_seed)
-            shapes = tensor_io.describe(inputs)
-            # As built, before any call: forward may update buffers (BatchNorm running stats).
-            built = _state(model)
-            with torch.no_grad():
-                runtime.seed_forward(forward_seed)
-                first = tensor_io.flatten_outputs(model(*inputs), "the reference")
-                runtime.seed_forward(forward_seed)
-                second = tensor_io.flatten_outputs(model(*inputs), "the reference")
-                # Not seeded again: the generators stand where the second call left them, so
-                # outputs that differ from the first come from what forward drew from them.
-                unseeded = tensor_io.flatten_outputs(model(*inputs), "the reference")
-            runtime.synchronize(session.device)
-            _, twin, _ = session._build_trial(seed, init_seed)
-            record["weights_follow_seed"] = _state_equal(built, _state(twin))
+            with lane.held("shared"):
+                model, inputs, first, second, unseeded = _call_trial(
+                    session, record, seed, init_seed, forward_seed
+                )
             if index == 0:
-                record["call_us"] = _median_call_us(model, inputs, session.device)
-                record["peak_memory_bytes"] = _peak_memory_bytes(model, inputs, session.device)
+                with lane.held("exclusive"):
+                    record["call_us"] = _median_call_us(model, inputs, session.device)
+                    record["peak_memory_bytes"] = _peak_memory_bytes(model, inputs, session.device)
         except BaseException as exc:  # noqa: BLE001 - a broken reference is what we look for
-            record.update(
-                error=one_line(exc),
-                log=format_traceback(exc),
-                input_shapes=shapes,
-            )
+            record.update(error=one_line(exc), log=format_traceback(exc))
             trials.append(record)
             continue
-        tensor_io.save_outputs(first, out_dir / f"trial_{index}.outputs.safetensors")
-        tensor_io.save_outputs(second, out_dir / f"trial_{index}.repeat.safetensors")
-        tensor_io.save_outputs(unseeded, out_dir / f"trial_{index}.unseeded.safetensors")
-        _save_trivial_answers(first, out_dir / f"trial_{index}.trivial.safetensors")
-        tensor_io.save_outputs(
-            [x for x in inputs if isinstance(x, torch.Tensor)], out_dir / f"trial_{index}.inputs.safetensors"
-        )
-        record.update(ran=True, input_shapes=shapes, outputs=tensor_io.describe(first))
+        with lane.held("shared"):  # the copies back from the device are GPU work too
+            tensor_io.save_outputs(first, out_dir / f"trial_{index}.outputs.safetensors")
+            tensor_io.save_outputs(second, out_dir / f"trial_{index}.repeat.safetensors")
+            tensor_io.save_outputs(unseeded, out_dir / f"trial_{index}.unseeded.safetensors")
+            _save_trivial_answers(first, out_dir / f"trial_{index}.trivial.safetensors")
+            tensor_io.save_outputs(
+                [x for x in inputs if isinstance(x, torch.Tensor)], out_dir / f"trial_{index}.inputs.safetensors"
+            )
+        record.update(ran=True, outputs=tensor_io.describe(first))
         trials.append(record)
     answer = {"ok": True, "trials": trials}
     if session.device.type == "cuda":
