@@ -265,7 +265,9 @@ PY
         --budget-s "${KBENCH_THROUGHPUT_BUDGET_S:-240}" --flows "${KBENCH_THROUGHPUT_FLOWS:-kbench,kernelbench}" \
         > "$R/throughput.log" 2>&1
       at "throughput rc=$?"
-      cp build-gpu/throughput/*.json build-gpu/throughput/*.md build-gpu/throughput/*.log "$R/" 2>/dev/null
+      # kbench.jsonl too: its phases' requests say where each evaluation's time went.
+      cp build-gpu/throughput/*.json build-gpu/throughput/*.jsonl build-gpu/throughput/*.md \
+        build-gpu/throughput/*.log "$R/" 2>/dev/null
       cat build-gpu/throughput/throughput.md 2>/dev/null || tail -30 "$R/throughput.log"
       ;;
     honest-flags|honest-flags:*)
