@@ -106,4 +106,16 @@ std::string apply_own_kernel_share(const OwnKernelShareRule& rule, EvalResult& r
   return judged.verdict->rule + ": " + judged.verdict->message;
 }
 
+bool apply_dynamic_rules(const std::optional<OwnKernelShareRule>& share, EvalResult& result) {
+  if (!share) {
+    return true;
+  }
+  const std::string rejected = apply_own_kernel_share(*share, result);
+  if (!rejected.empty()) {
+    result.status = Status::static_rejected;
+    result.message = "rejected by the rule set: " + rejected;
+  }
+  return rejected.empty();
+}
+
 } // namespace kbench

@@ -39,4 +39,8 @@ DynamicJudgement judge_own_kernel_share(const OwnKernelShareRule& rule, const Ti
 // Returns the rejection ("own-kernel-share: ..."), empty when the rule does not reject.
 std::string apply_own_kernel_share(const OwnKernelShareRule& rule, EvalResult& result);
 
+// The rule set's dynamic rules (`share`, when it has one) on a timed evaluation. False, with the
+// result `static_rejected` and the rejection as its message, when one rejects.
+bool apply_dynamic_rules(const std::optional<OwnKernelShareRule>& share, EvalResult& result);
+
 } // namespace kbench

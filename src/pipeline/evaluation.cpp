@@ -82,7 +82,10 @@ private:
     make_scratch();
     stage("static check");
     auto& compiler = launch("compile", WorkerRole::compile);
-    if (!static_check(compiler)) {
+    if (!judge_statically(compiler,
+                          requests::static_check(m_result.candidate_path, m_options.backend,
+                                                 m_result.problem_path, m_options.rules),
+                          m_result, m_own_kernel_share)) {
       return;
     }
     if (m_options.compile_only) {
@@ -171,7 +174,7 @@ private:
     } else {
       m_result.timing.skipped_reason = "timing was turned off (--no-timing)";
     }
-    if (!apply_dynamic_rules()) {
+    if (!apply_dynamic_rules(m_own_kernel_share, m_result)) {
       return;
     }
     if (!m_options.profile.empty()) {
@@ -274,38 +277,6 @@ private:
                                     const fs::path& directory) -> sandbox::WorkerClient& {
                                   return launch(name, role, extra, directory);
                                 });
-  }
-
-  bool static_check(sandbox::WorkerClient& worker) {
-    StaticCheckOutcome outcome =
-        run_static_check(worker,
-                         requests::static_check(m_result.candidate_path, m_options.backend,
-                                                m_result.problem_path, m_options.rules),
-                         m_result.candidate_path);
-    if (!outcome.phase.ok) {
-      fail(Status::harness_error, "the static check could not run: " + outcome.phase.message,
-           outcome.phase.log);
-      return false;
-    }
-    m_result.static_check = std::move(outcome.verdicts);
-    m_own_kernel_share = parse_own_kernel_share(outcome.phase.body);
-    if (const std::string rejected = rejections(m_result.static_check); !rejected.empty()) {
-      fail(Status::static_rejected, "rejected by the static check: " + rejected);
-      return false;
-    }
-    return true;
-  }
-
-  // The rule set's dynamic rules, on what the timing measured (pipeline/dynamic_rules.hpp).
-  bool apply_dynamic_rules() {
-    if (!m_own_kernel_share) {
-      return true;
-    }
-    const std::string rejected = apply_own_kernel_share(*m_own_kernel_share, m_result);
-    if (!rejected.empty()) {
-      fail(Status::static_rejected, "rejected by the rule set: " + rejected);
-    }
-    return rejected.empty();
   }
 
   fs::path extensions_base() const {

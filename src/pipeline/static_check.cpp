@@ -78,4 +78,23 @@ StaticCheckOutcome check_alone(const fs::path& candidate, const std::string& bac
   return out;
 }
 
+bool judge_statically(sandbox::WorkerClient& worker, const nlohmann::json& request,
+                      EvalResult& result, std::optional<OwnKernelShareRule>& share) {
+  StaticCheckOutcome outcome = run_static_check(worker, request, result.candidate_path);
+  if (!outcome.phase.ok) {
+    result.status = Status::harness_error;
+    result.message = "the static check could not run: " + outcome.phase.message;
+    result.log = outcome.phase.log;
+    return false;
+  }
+  result.static_check = std::move(outcome.verdicts);
+  share = parse_own_kernel_share(outcome.phase.body);
+  if (const std::string rejected = rejections(result.static_check); !rejected.empty()) {
+    result.status = Status::static_rejected;
+    result.message = "rejected by the static check: " + rejected;
+    return false;
+  }
+  return true;
+}
+
 } // namespace kbench

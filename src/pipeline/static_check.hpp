@@ -4,6 +4,7 @@
 // runs it alone, in a worker of its own, without a problem run or a device. Parsing is apart from
 // running so that it can be tested without a worker.
 #include "core/result.hpp"
+#include "pipeline/dynamic_rules.hpp"
 #include "pipeline/worker_phase.hpp"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,12 @@ struct StaticCheckOutcome {
 // Sends `request` (requests::static_check) to `worker`, a compile-role worker.
 StaticCheckOutcome run_static_check(sandbox::WorkerClient& worker, const nlohmann::json& request,
                                     const std::string& candidate_path);
+
+// An evaluation's static check on `worker`: the verdicts go into `result.static_check` and
+// the rule set's own-kernel-share rule, for after timing, into `share`. False, with the result's
+// status and message set, when the check could not run or a verdict rejects.
+bool judge_statically(sandbox::WorkerClient& worker, const nlohmann::json& request,
+                      EvalResult& result, std::optional<OwnKernelShareRule>& share);
 
 // `kbench check`: the same op in a fresh compile-role worker (no GPU, no network) in a scratch
 // directory of its own, removed however the check ends. Empty `problem`: none; `rules` nullopt:
