@@ -209,14 +209,7 @@ Command register_problems_command(CLI::App& app) {
     }
     std::ofstream appended;
     if (!jsonl->empty()) {
-      std::error_code ec;
-      if (*resume && fs::exists(*jsonl, ec)) {
-        fs::resize_file(*jsonl, log.complete_bytes, ec); // drops a cut-short last line
-        appended.open(*jsonl, std::ios::app);
-      } else {
-        appended.open(*jsonl);
-      }
-      if (!appended) {
+      if (sched::open_jsonl_for_append(appended, *jsonl, *resume, log.complete_bytes)) {
         std::cerr << "kbench problems check: cannot write " << *jsonl
                   << "; check that its directory exists and is writable\n";
         return 73;

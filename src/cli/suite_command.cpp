@@ -11,6 +11,7 @@
 #include "report/suite_progress.hpp"
 #include "report/suite_table.hpp"
 #include "sched/device_probe.hpp"
+#include "sched/jsonl_log.hpp"
 #include "sched/suite_keys.hpp"
 #include "sched/suite_plan.hpp"
 
@@ -241,16 +242,10 @@ Command register_suite_command(CLI::App& app) {
 
     std::ofstream lines;
     if (!jsonl->empty()) {
-      std::error_code ec;
-      if (*resume && fs::exists(*jsonl, ec)) {
-        fs::resize_file(*jsonl, log.complete_bytes, ec); // drops a cut-short last line
-        lines.open(*jsonl, std::ios::app);
-      } else {
-        lines.open(*jsonl);
-      }
-      if (!lines || ec) {
+      if (const auto why =
+              sched::open_jsonl_for_append(lines, *jsonl, *resume, log.complete_bytes)) {
         std::cerr << "kbench suite: cannot write " << *jsonl
-                  << (ec ? ": " + ec.message() : std::string()) << "\n";
+                  << (why->empty() ? std::string() : ": " + *why) << "\n";
         return 64;
       }
     }

@@ -50,4 +50,20 @@ JsonlLog read_jsonl_log(const std::filesystem::path& path, const std::string& do
   return log;
 }
 
+std::optional<std::string> open_jsonl_for_append(std::ofstream& out,
+                                                 const std::filesystem::path& path, bool resume,
+                                                 std::uintmax_t complete_bytes) {
+  std::error_code ec;
+  if (resume && std::filesystem::exists(path, ec)) {
+    std::filesystem::resize_file(path, complete_bytes, ec); // drops a cut-short last line
+    out.open(path, std::ios::app);
+  } else {
+    out.open(path);
+  }
+  if (!out || ec) {
+    return ec ? ec.message() : std::string();
+  }
+  return std::nullopt;
+}
+
 } // namespace kbench::sched

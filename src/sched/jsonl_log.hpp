@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,5 +30,12 @@ struct JsonlLog {
 // file ("suite"), for those messages.
 JsonlLog read_jsonl_log(const std::filesystem::path& path, const std::string& document,
                         const std::string& run);
+
+// Opens `path` for a run's lines: a resumed run (`resume`, the file there) cuts it at
+// `complete_bytes` (JsonlLog) and appends; any other run starts it afresh. Returns nullopt when
+// `out` is ready, else why not (empty when the stream gave no reason).
+std::optional<std::string> open_jsonl_for_append(std::ofstream& out,
+                                                 const std::filesystem::path& path, bool resume,
+                                                 std::uintmax_t complete_bytes);
 
 } // namespace kbench::sched
