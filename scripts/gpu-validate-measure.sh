@@ -52,6 +52,11 @@
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
 #                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow,
 #                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench)
+#   breakdown      bench/throughput/warm_breakdown.json as a suite twice in a row (the second
+#                  warm: builds and reference cache filled), then bench/throughput/breakdown.py:
+#                  where each evaluation's time went, worker by worker and request by request
+#   compile-profile a cold `load_inline` build of examples/cuda/level1_relu.py in a fresh cache,
+#                  then ninja's log of it: how long each translation unit and the link took
 #   honest-flags[:REGEX] the CUDA examples (those whose candidate path matches REGEX) as a suite,
 #                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
@@ -269,6 +274,25 @@ PY
       cp build-gpu/throughput/*.json build-gpu/throughput/*.jsonl build-gpu/throughput/*.md \
         build-gpu/throughput/*.log "$R/" 2>/dev/null
       cat build-gpu/throughput/throughput.md 2>/dev/null || tail -30 "$R/throughput.log"
+      ;;
+    breakdown)
+      for run in first warm; do
+        timeout "$(limit 200)" "$K" suite bench/throughput/warm_breakdown.json --device cuda \
+          --no-compile-baseline --jsonl "$R/breakdown-$run.jsonl" > "$R/breakdown-$run.txt" 2>&1
+        at "breakdown $run rc=$?"
+        python3 bench/throughput/breakdown.py "$R/breakdown-$run.jsonl" | tee "$R/breakdown-$run.md"
+      done
+      ;;
+    compile-profile)
+      cache=$(mktemp -d "${TMPDIR:-/tmp}/kbench-cold.XXXXXX") && chmod 755 "$cache"
+      KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
+        examples/cuda/level1_relu.py --device cuda --no-timing --json "$R/compile-profile.json" \
+        > "$R/compile-profile.txt" 2>&1
+      at "compile-profile rc=$? $(grep -E '^(status|compile)' "$R/compile-profile.txt" | tr '\n' ' ' | head -c 300)"
+      find "$cache" -name .ninja_log | while read -r log; do
+        echo "== $log"; awk 'NR > 1 { printf "%7d ms  %s\n", $2 - $1, $4 }' "$log"
+        cp "$(dirname "$log")/build.ninja" "$R/compile-profile-build.ninja"
+      done | tee "$R/compile-profile-ninja.txt"
       ;;
     honest-flags|honest-flags:*)
       regex=${step#honest-flags}; regex=${regex#:}

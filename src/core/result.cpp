@@ -270,9 +270,10 @@ nlohmann::json to_json(const EvalResult& r) {
 
   nlohmann::json phases = nlohmann::json::array();
   for (const auto& p : r.phases) {
-    nlohmann::json phase = {{"phase", p.phase},        {"wall_s", p.wall_s},
-                            {"exit", p.exit},          {"started", p.started},
-                            {"stdout", p.stdout_text}, {"stderr", p.stderr_text}};
+    nlohmann::json phase = {
+        {"phase", p.phase},       {"wall_s", p.wall_s},   {"started_at_s", p.started_at_s},
+        {"exit", p.exit},         {"started", p.started}, {"stdout", p.stdout_text},
+        {"stderr", p.stderr_text}};
     // Absent rather than empty: documents written before the field read back unchanged.
     for (const auto& q : p.requests) {
       phase["requests"].push_back(
@@ -287,7 +288,7 @@ nlohmann::json to_json(const EvalResult& r) {
   auto optional_number = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  return {
+  nlohmann::json document = {
       {"schema", kEvalSchema},
       {"kbench_version", r.kbench_version},
       {"status", status_name(r.status)},
@@ -334,6 +335,11 @@ nlohmann::json to_json(const EvalResult& r) {
         {"compiled_ratio_from", r.reference_cache.compiled_ratio_from},
         {"inductor_dir", r.reference_cache.inductor_dir}}},
   };
+  // Absent rather than empty: most evaluations have their GPU to themselves.
+  if (!r.gpu_sharing.empty()) {
+    document["config"]["gpu_sharing"] = r.gpu_sharing;
+  }
+  return document;
 }
 
 } // namespace kbench

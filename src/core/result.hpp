@@ -192,6 +192,7 @@ struct PhaseRecord {
   std::string stderr_text;
   std::string started; // "forked" (by the fork server) or "spawned"; empty in older results
   std::vector<PhaseRequests> requests;
+  double started_at_s = 0; // after the evaluation started: where the workers overlapped
 };
 
 // Error figures over every output of every trial that was compared elementwise: the max of the
@@ -233,6 +234,9 @@ struct EvalResult {
   std::string problem_path, problem_sha256, candidate_path, candidate_sha256;
   std::string device;      // "cuda:0", "cpu"
   std::string device_name; // "NVIDIA H200", "cpu"
+  // How the GPU was shared with other evaluations of a suite (pipeline/gpu_sharing.hpp); empty
+  // when it was the evaluation's own.
+  std::string gpu_sharing;
   std::string variant;
   std::string precision = "fp32";
   int world_size = 1; // ranks (processes, GPUs) per side

@@ -279,6 +279,7 @@ EvalResult read_result(const Reader& in) {
   if (const auto config = in.object("config")) {
     config->read("device", r.device);
     config->read("device_name", r.device_name);
+    config->read("gpu_sharing", r.gpu_sharing);
     config->read("variant", r.variant);
     config->read("precision", r.precision);
     config->read("world_size", r.world_size);
@@ -322,6 +323,7 @@ EvalResult read_result(const Reader& in) {
     PhaseRecord out;
     p.read("phase", out.phase);
     p.read("wall_s", out.wall_s);
+    p.read("started_at_s", out.started_at_s);
     p.read("exit", out.exit);
     p.read("started", out.started);
     out.requests = read_each<PhaseRequests>(p, "requests", [](const Reader& q) {

@@ -376,9 +376,12 @@ nlohmann::json trial_requests(std::uint64_t seed, int trials) {
   return requests;
 }
 
-PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker) {
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker,
+                      std::chrono::steady_clock::time_point evaluation_start) {
   PhaseRecord record;
   record.phase = phase;
+  record.started_at_s =
+      std::chrono::duration<double>(worker.started_at() - evaluation_start).count();
   record.exit = worker.alive() ? "running" : "ended";
   record.started = worker.started();
   record.wall_s = worker.lifetime_s();

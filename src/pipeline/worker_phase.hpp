@@ -133,6 +133,7 @@ nlohmann::json trial_requests(std::uint64_t seed, int trials);
 // What a worker did: its output, whether it still runs, and its lifetime (spawn to exit, or
 // to now while it runs), not the time since its spawn: a compile worker ends long before the
 // evaluation does.
-PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker);
+PhaseRecord record_of(const std::string& phase, sandbox::WorkerClient& worker,
+                      std::chrono::steady_clock::time_point evaluation_start);
 
 } // namespace kbench

@@ -146,6 +146,7 @@ public:
   bool reaped() const { return m_status.has_value(); }
   // Seconds from the spawn until the process was reaped, or until now while it runs.
   double lifetime_s() const;
+  std::chrono::steady_clock::time_point spawned_at() const { return m_spawned_at; }
   // The protections requested by the spawn's limits and policy, as the child reported them.
   const std::vector<Protection>& protections() const { return m_protections; }
   // "spawned" (fork and exec by kbench) or "forked" (by the fork server, fork_server.hpp).

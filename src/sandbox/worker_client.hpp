@@ -75,6 +75,7 @@ public:
   const OutputCapture& stderr_capture() const { return m_stderr; }
   pid_t pid() const { return m_process.pid(); }
   double lifetime_s() const { return m_process.lifetime_s(); }
+  std::chrono::steady_clock::time_point started_at() const { return m_process.spawned_at(); }
   const std::vector<Protection>& protections() const { return m_process.protections(); }
   // "forked" or "spawned"; and why the fork server could not be used, once per server.
   const std::string& started() const { return m_process.started(); }

@@ -46,3 +46,20 @@ def test_the_figures_come_from_the_window_and_the_records():
     assert s["outcomes"]["crash"] == {"crashed": 1}
     other = dict(s, flow="kernelbench", evals_per_hour=150.0)
     assert "2.00x" in markdown([s, other], 66, 22)
+
+
+def test_the_breakdown_lists_each_worker_with_its_start_and_requests(tmp_path):
+    from breakdown import describe
+
+    result = {"problem": {"path": "/p/1_relu.py"}, "candidate": {"path": "/c/relu.cu"},
+              "status": "ok", "wall_s": 3.5, "compile": {"cached": True}, "timing": {"wall_s": 1.25},
+              "phases": [{"phase": "candidate", "started_at_s": 0.5, "wall_s": 3.0,
+                          "started": "forked",
+                          "requests": [{"op": "candidate", "count": 6, "first_at_s": 0.25,
+                                        "seconds": 1.5},
+                                       {"op": "time", "count": 4, "first_at_s": 2.0,
+                                        "seconds": 0.75}]}]}
+    lines = describe(result)
+    assert lines[0] == "1_relu.py x relu.cu: ok, wall 3.50 s, build cached, measure 1.25 s"
+    assert lines[1] == ("  candidate    at   0.50 s, lived   3.00 s (forked), answering 2.25 s: "
+                        "candidate x6 @0.25 1.50 s, time x4 @2.00 0.75 s")
