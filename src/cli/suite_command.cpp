@@ -144,13 +144,20 @@ Command register_suite_command(CLI::App& app) {
   auto jobs = std::make_shared<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
   command->add_option("--jobs", *jobs, "candidates built in parallel, ahead of the evaluations")
       ->capture_default_str();
+  auto per_gpu = std::make_shared<int>(4);
+  command
+      ->add_option("--evaluations-per-gpu", *per_gpu,
+                   "CUDA evaluations run at once on each GPU: their trials overlap, their "
+                   "measurements take the GPU in turn (1: one at a time)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   auto build_only = std::make_shared<bool>(false);
   command->add_flag("--build-only", *build_only,
                     "build every candidate into the compile cache, --jobs at a time, and evaluate "
                     "none (warms the cache before a timed run)");
 
-  const auto run = [command, options, manifest, jsonl, resume, jobs, only_device,
-                    build_only]() -> int {
+  const auto run = [command, options, manifest, jsonl, resume, jobs, only_device, build_only,
+                    per_gpu]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
@@ -253,7 +260,7 @@ Command register_suite_command(CLI::App& app) {
       ProgressPrinter progress(rows, runs.size());
       const bool gpu_given = command->get_option("--gpu")->count() > 0;
       evaluate_pipelined(
-          runs, *jobs, lane_gpus(gpu_given, options->gpu, gpu_count),
+          runs, *jobs, lane_gpus(gpu_given, options->gpu, gpu_count), *per_gpu,
           [&](std::size_t r) { progress.started(row_of_run[r]); },
           [&](std::size_t r, const EvalResult& result) {
             const std::size_t i = row_of_run[r];

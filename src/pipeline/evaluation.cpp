@@ -44,11 +44,15 @@ std::string utc_now() {
 
 class Evaluation {
 public:
-  Evaluation(const EvalOptions& options, const ProgressCallback& progress)
-      : m_options(options), m_progress(progress) {}
+  Evaluation(const EvalOptions& options, const ProgressCallback& progress,
+             const GpuSharing& sharing)
+      : m_options(options), m_progress(progress), m_sharing(sharing) {}
 
   EvalResult run() {
-    const auto start = Clock::now();
+    const auto start = m_start;
+    const GpuSection whole(m_sharing.alone ? m_sharing.lane : nullptr,
+                           sched::LaneHold::State::exclusive);
+    m_result.gpu_sharing = gpu_sharing_note(m_sharing);
     m_result.started_at = utc_now();
     m_result.seed = m_options.seed;
     m_result.variant = m_options.variant;
@@ -131,14 +135,17 @@ private:
       stage("running the candidate");
       return run_candidate(candidate, planned);
     };
-    auto trials = run_trial_stage(steps, [&](const TrialStageOutcome& started) {
-      m_result.compile = started.compiled.info;
-      if (started.candidate_started.ok) {
-        m_result.python = started.candidate_started.body.value("python", "");
-        m_result.torch_version = started.candidate_started.body.value("torch", "");
-      }
-      compiler.shutdown();
-    });
+    auto trials = [&] {
+      const GpuSection beside_others(section_lane(), sched::LaneHold::State::shared);
+      return run_trial_stage(steps, [&](const TrialStageOutcome& started) {
+        m_result.compile = started.compiled.info;
+        if (started.candidate_started.ok) {
+          m_result.python = started.candidate_started.body.value("python", "");
+          m_result.torch_version = started.candidate_started.body.value("torch", "");
+        }
+        compiler.shutdown();
+      });
+    }();
     m_trivial = std::move(trials.trivial);
     const auto& [compiled, candidate_started, reference_outcome, candidate_outcome, _] = trials;
     if (!compiled.phase.ok) {
@@ -162,6 +169,12 @@ private:
     stage("comparing outputs");
     if (!compare_trials()) {
       return;
+    }
+    // Measuring and profiling with the GPU to this evaluation alone; waiting for it is not
+    // timing's wall time.
+    std::optional<GpuSection> gpu_to_itself;
+    if (!m_options.no_timing || !m_options.profile.empty()) {
+      gpu_to_itself.emplace(section_lane(), sched::LaneHold::State::exclusive);
     }
     if (!m_options.no_timing) {
       stage("timing");
@@ -194,9 +207,13 @@ private:
   // Every worker's output goes into the result, in the order the workers started.
   void record_phases() {
     for (auto& worker : m_workers) {
-      m_result.phases.push_back(record_of(worker.phase, *worker.client));
+      m_result.phases.push_back(record_of(worker.phase, *worker.client, m_start));
     }
   }
+
+  // The lane the trial stage and the measurement take their sections of; none when the
+  // evaluation holds the whole GPU already (or has it to itself).
+  sched::GpuLane* section_lane() const { return m_sharing.alone ? nullptr : m_sharing.lane; }
 
   void stage(std::string_view name) {
     if (m_progress) {
@@ -461,7 +478,9 @@ private:
   }
 
   const EvalOptions& m_options;
+  const Clock::time_point m_start = Clock::now(); // where every phase's started_at_s counts from
   const ProgressCallback& m_progress;
+  const GpuSharing m_sharing;
   EvalResult m_result;
   ReferenceSide m_reference_side{m_options, m_result};
   std::string m_candidate_source;
@@ -482,8 +501,9 @@ private:
 
 } // namespace
 
-EvalResult evaluate(const EvalOptions& options, const ProgressCallback& progress) {
-  return Evaluation(options, progress).run();
+EvalResult evaluate(const EvalOptions& options, const ProgressCallback& progress,
+                    const GpuSharing& sharing) {
+  return Evaluation(options, progress, sharing).run();
 }
 
 } // namespace kbench

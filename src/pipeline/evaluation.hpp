@@ -4,6 +4,7 @@
 // `evaluate`.
 #include "core/options.hpp"
 #include "core/result.hpp"
+#include "pipeline/gpu_sharing.hpp"
 
 #include <functional>
 #include <string_view>
@@ -15,6 +16,7 @@ using ProgressCallback = std::function<void(std::string_view stage)>;
 
 // Never throws for problems with the inputs or the candidate: every failure is a status and a
 // message in the result.
-EvalResult evaluate(const EvalOptions& options, const ProgressCallback& progress = {});
+EvalResult evaluate(const EvalOptions& options, const ProgressCallback& progress = {},
+                    const GpuSharing& sharing = {});
 
 } // namespace kbench

@@ -102,6 +102,7 @@ EvalResult full_result() {
   r.candidate_sha256 = "bb22";
   r.device = "cuda:1";
   r.device_name = "NVIDIA H200";
+  r.gpu_sharing = "trials beside up to 3 other evaluations on this GPU";
   r.variant = "popcorn";
   r.precision = "bf16";
   r.world_size = 2;
