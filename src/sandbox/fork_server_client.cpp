@@ -237,9 +237,14 @@ bool fork_server_wanted() {
 }
 
 const std::vector<std::string>& per_job_variables() {
-  static const std::vector<std::string> names = {
-      "TMPDIR",          "HOME", "USER", "LOGNAME", "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST",
-      "TRITON_CACHE_DIR"};
+  static const std::vector<std::string> names = {"TMPDIR",
+                                                 "HOME",
+                                                 "USER",
+                                                 "LOGNAME",
+                                                 "CUDA_VISIBLE_DEVICES",
+                                                 "TORCH_CUDA_ARCH_LIST",
+                                                 "TRITON_CACHE_DIR",
+                                                 "TORCHINDUCTOR_CACHE_DIR"};
   return names;
 }
 
