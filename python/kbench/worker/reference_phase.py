@@ -18,6 +18,11 @@ class ReferenceSession:
         self.dtype = runtime.precision_dtype(request.get("precision", "fp32"))
         self.problem = load_problem(self.problem_path)
         self.kept = None  # (model, inputs) of the first trial, for timing
+        # Trial inputs are drawn on the evaluation's device, as the timed calls' are
+        # (timed_inputs.py): a CPU draw of a KernelBench level-1 input (32-64M elements) takes
+        # most of a second per trial, the H200's about a millisecond. Off for good once a
+        # problem's get_inputs() cannot run that way (it calls numpy on a tensor, say).
+        self.inputs_on_device = self.device.type == "cuda"
 
     def _build_trial(self, seed, init_seed):
         from kernelbench import popcorn_random_inputs
@@ -28,10 +33,26 @@ class ReferenceSession:
         init_inputs = _as_list(p.get_init_inputs(), "get_init_inputs()", self.problem_path)
         runtime.set_seed(init_seed)
         model = p.Model(*init_inputs).to(device=self.device, dtype=self.dtype)
-        runtime.set_seed(seed)
-        inputs = _as_list(_get_inputs(p, self.device, self.problem_path), "get_inputs()", self.problem_path)
+        inputs = _as_list(self._draw_inputs(seed), "get_inputs()", self.problem_path)
         _check_inputs(inputs, self.problem_path)
         return init_inputs, model, runtime.cast_inputs(inputs, self.device, self.dtype)
+
+    def _draw_inputs(self, seed):
+        from kernelbench import popcorn_random_inputs
+
+        runtime.set_seed(seed)
+        if self.inputs_on_device:
+            try:
+                with torch.device(self.device):
+                    return self.problem.get_inputs()
+            except Exception:  # noqa: BLE001 - drawn again on the CPU, where a real error recurs
+                self.inputs_on_device = False
+                # The trial's draws replayed up to get_inputs(), so its sizes come out the same.
+                popcorn_random_inputs._begin_trial(seed, self.variant)
+                runtime.set_seed(seed)
+                self.problem.get_init_inputs()
+                runtime.set_seed(seed)
+        return _get_inputs(self.problem, self.device, self.problem_path)
 
     def run_trials(self, request):
         inputs_dir = Path(request["inputs_dir"])
