@@ -93,6 +93,9 @@ def load_candidate(path, problem=None):
 
     if native_candidate.is_native(path):
         return native_candidate.module_for(path, problem, os.environ.get("TORCH_EXTENSIONS_DIR", "."))
+    from . import pch_patch
+
+    pch_patch.install()  # kbench's precompiled torch/extension.h for load_inline (pch_patch.py)
     module = exec_module(path, "kbench_candidate", "candidate")
     if not isinstance(getattr(module, "ModelNew", None), type):
         found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)
