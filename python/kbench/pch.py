@@ -39,8 +39,16 @@ ALLOWED_EXTRA = re.compile(
     r"|std=(c|gnu)\+\+(1[147]|2[0-6a-z])|W[a-z][a-z0-9=-]*|march=native|mtune=native"
     r"|f(no-)?(fast-math|openmp|strict-aliasing|exceptions|rtti|omit-frame-pointer))"
 )
-# At most this many entries (each is about 750 MB for torch 2.11); the oldest go first.
-MAX_ENTRIES = int(os.environ.get("KBENCH_PCH_MAX_ENTRIES", "4"))
+
+
+def max_entries():
+    """KBENCH_PCH_MAX_ENTRIES (default 4): entries kept, each about 750 MB for torch 2.11; the
+    oldest go first."""
+    text = os.environ.get("KBENCH_PCH_MAX_ENTRIES", "4")
+    if not text.isdigit() or int(text) < 1:
+        raise RuntimeError(f"KBENCH_PCH_MAX_ENTRIES={text!r} is not a whole number of at least 1; "
+                           "set it to how many precompiled headers <cache>/pch may keep (default 4)")
+    return int(text)
 
 
 def canonical_flags(cflags):
@@ -195,8 +203,9 @@ def ensure(root, candidate):
         marker = markers / hashlib.sha256("\n".join(settings).encode()).hexdigest()[:32]
         entry = root / marker.read_text().strip() if marker.is_file() else None
         if entry is None or not (entry / "flags.json").is_file():
-            if len([p for p in root.iterdir() if (p / "flags.json").is_file()]) >= MAX_ENTRIES:
-                _evict(root, MAX_ENTRIES - 1)
+            keep = max_entries()
+            if len([p for p in root.iterdir() if (p / "flags.json").is_file()]) >= keep:
+                _evict(root, keep - 1)
             entry = build_entry(root, torch_cflags(with_cuda, extra), cxx, version)
             marker.write_text(entry.name)
             marker.chmod(0o644)

@@ -71,8 +71,12 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
   const std::vector<std::string> args = {interpreter.string(), "-m",        "kbench.pch", "--root",
                                          root.string(),        "--candidate", candidate};
   // The workers' own variables (CUDA_HOME, CXX ...), so torch computes the flags they will.
-  const auto envs = sandbox::to_envp(sandbox::worker_environment(
-      {{"PYTHONPATH", (fs::path(KBENCH_SOURCE_DIR) / "python").string()}}));
+  sandbox::EnvironmentMap overrides = {
+      {"PYTHONPATH", (fs::path(KBENCH_SOURCE_DIR) / "python").string()}};
+  if (const char* cap = std::getenv("KBENCH_PCH_MAX_ENTRIES")) {
+    overrides["KBENCH_PCH_MAX_ENTRIES"] = cap;
+  }
+  const auto envs = sandbox::to_envp(sandbox::worker_environment(overrides));
   std::vector<char*> argv, envp;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));

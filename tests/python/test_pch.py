@@ -6,6 +6,7 @@ the binding unit loaded the `.gch` (`! <entry>/torch/extension.h.gch`), and runs
 """
 
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,19 @@ def test_binding_unit_builds_against_the_pch(tmp_path):
     candidate = tmp_path / "candidate.py"
     candidate.write_text(CANDIDATE)
     root = tmp_path / "pch"
+    try:
+        _build_and_check(tmp_path, candidate, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # the header is about 750 MB
+
+
+def test_a_bad_entry_cap_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_PCH_MAX_ENTRIES", "lots")
+    with pytest.raises(RuntimeError, match="KBENCH_PCH_MAX_ENTRIES='lots'"):
+        pch.max_entries()
+
+
+def _build_and_check(tmp_path, candidate, root):
     [entry] = pch.ensure(root, candidate)
     assert (Path(entry) / "torch" / "extension.h.gch").stat().st_size > 0
     assert pch.ensure(root, candidate) == [entry]  # the marker finds it: nothing rebuilt
