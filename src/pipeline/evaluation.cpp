@@ -258,8 +258,8 @@ private:
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
-    if (const auto pch = pch_root(m_options.cache_dir); pch && offer_pch(launch, role, *pch) &&
-                                                        role == WorkerRole::compile) {
+    if (const auto pch = pch_root(m_options.cache_dir);
+        pch && offer_pch(launch, role, *pch) && role == WorkerRole::compile) {
       m_pch_dir = pch;
     }
     m_reference_side.confine(launch, role);

@@ -55,8 +55,9 @@ bool offer_pch(WorkerLaunch& launch, WorkerRole role, const fs::path& root) {
   if (error || !fs::is_directory(root)) {
     return false;
   }
-  fs::permissions(root, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec,
+  fs::permissions(root,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
                   error);
   launch.environment["KBENCH_PCH_DIR"] = root.string();
   return true;
@@ -68,8 +69,8 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
     return ""; // a native candidate (.cu, .cpp) builds without torch's headers
   }
   const fs::path interpreter = python.empty() ? fs::path(KBENCH_DEFAULT_PYTHON) : python;
-  const std::vector<std::string> args = {interpreter.string(), "-m",        "kbench.pch", "--root",
-                                         root.string(),        "--candidate", candidate};
+  const std::vector<std::string> args = {
+      interpreter.string(), "-m", "kbench.pch", "--root", root.string(), "--candidate", candidate};
   // The workers' own variables (CUDA_HOME, CXX ...), so torch computes the flags they will.
   sandbox::EnvironmentMap overrides = {
       {"PYTHONPATH", (fs::path(KBENCH_SOURCE_DIR) / "python").string()}};
@@ -78,8 +79,10 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
   }
   const auto envs = sandbox::to_envp(sandbox::worker_environment(overrides));
   std::vector<char*> argv, envp;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  for (const auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& e : envs)
+    envp.push_back(const_cast<char*>(e.c_str()));
   argv.push_back(nullptr);
   envp.push_back(nullptr);
 
@@ -120,12 +123,16 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
     }
     pollfd fd{pipe_fds[0], POLLIN, 0};
     const int ready = poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
+      continue;
     std::array<char, 4096> buffer{};
     const ssize_t got = read(pipe_fds[0], buffer.data(), buffer.size());
-    if (got <= 0) break;
-    if (output.size() < 64 * 1024) output.append(buffer.data(), static_cast<std::size_t>(got));
+    if (got <= 0)
+      break;
+    if (output.size() < 64 * 1024)
+      output.append(buffer.data(), static_cast<std::size_t>(got));
   }
   close(pipe_fds[0]);
   int status = 0;
@@ -137,7 +144,8 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
                        deadline.count() / 1000);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+    while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+      output.pop_back();
     const auto cut = output.size() > 600 ? output.substr(output.size() - 600) : output;
     return fmt::format("precompiled header not prepared (the candidate builds without it): {}",
                        cut);
