@@ -33,6 +33,9 @@
 #   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX
 #   native         `kbench eval` of the level1 ReLU in the torch-free kernel format
 #                  (examples/native/level1_relu.cu): its cold and cached build, status, timing
+#   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold with
+#                  and without kbench's precompiled torch/extension.h (ninja's log per unit), then
+#                  one cold `kbench eval --no-timing` of it (its compile.seconds and compile.pch)
 #   warm-eval      bench/warm_eval (a warm --no-timing eval, fork server on and off, against a
 #                  bare Python that imports torch and runs the reference once)
 #   refcache       two evaluations of different candidates of the level1 ReLU: the second reads
@@ -194,6 +197,24 @@ PY
           --device cuda --no-compile-baseline --json "$R/native-$run.json" > "$R/native-$run.txt" 2>&1
         at "native $run rc=$? $(grep -E '^(status|compile|cand time|speedup|wall time)' "$R/native-$run.txt" | tr '\n' ' ' | head -c 500)"
       done
+      ;;
+    cold-build)
+      TORCH_CUDA_ARCH_LIST=9.0 timeout "$(limit 300)" python3 bench/cold_build/run.py \
+        examples/cuda/level1_relu.py --pch-root "$R/pch" > "$R/cold-build.txt" 2>&1
+      at "cold-build rc=$?"
+      cat "$R/cold-build.txt"
+      # A fresh cache: the first eval also builds the header; the second, of a copy that differs
+      # by a comment (so its extension is not cached), is a cold build with the header ready.
+      cache=$(mktemp -d); chmod 755 "$cache"
+      { cat examples/cuda/level1_relu.py; echo "# copy"; } > "$cache/relu_copy.py"
+      for candidate in examples/cuda/level1_relu.py "$cache/relu_copy.py"; do
+        name=$(basename "$candidate" .py)
+        KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
+          "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
+          > "$R/cold-eval-$name.txt" 2>&1
+        at "cold eval $name rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, pch", c.get("pch"))' "$R/cold-eval-$name.json" 2>&1 | head -c 400)"
+      done
+      rm -rf "$cache"
       ;;
     warm-eval)
       timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --rounds 3 > "$R/warm-eval.txt" 2>&1

@@ -318,6 +318,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"seconds", r.compile.seconds},
         {"extensions_dir", r.compile.extensions_dir},
         {"first_error", r.compile.first_error},
+        {"pch", r.compile.pch},
         {"log", r.compile.log}}},
       {"correctness", correctness_summary(r)},
       {"timing", timing},

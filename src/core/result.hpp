@@ -52,6 +52,9 @@ struct CompileInfo {
   std::string extensions_dir;
   std::string first_error;
   std::string log; // the whole compiler output on failure
+  // load_inline's binding unit: the precompiled header's directory, "not used: <why>", or
+  // empty when no compile ran
+  std::string pch;
 };
 
 struct OutputComparison {

@@ -308,6 +308,7 @@ EvalResult read_result(const Reader& in) {
     compile->read("seconds", r.compile.seconds);
     compile->read("extensions_dir", r.compile.extensions_dir);
     compile->read("first_error", r.compile.first_error);
+    compile->read("pch", r.compile.pch);
     compile->read("log", r.compile.log);
   }
   if (const auto correctness = in.object("correctness")) {

@@ -5,6 +5,7 @@
 #include "core/stopwatch.hpp"
 #include "counters/gpu_specs.hpp"
 #include "pipeline/dynamic_rules.hpp"
+#include "pipeline/header_cache.hpp"
 #include "pipeline/inputs_hand_over.hpp"
 #include "pipeline/paired_timing.hpp"
 #include "pipeline/problem_checking.hpp"
@@ -274,6 +275,10 @@ private:
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
+    if (const auto pch = pch_root(m_options.cache_dir);
+        pch && offer_pch(launch, role, *pch) && role == WorkerRole::compile) {
+      m_pch_dir = pch;
+    }
     m_reference_side.confine(launch, role);
     must_read_sources(launch, m_result.problem_path, m_result.candidate_path);
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
@@ -305,8 +310,20 @@ private:
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
-    return kbench::compile_candidate(worker, m_result.candidate_path, extensions_base(),
-                                     m_options.compile_timeout);
+    // kbench's own precompiled torch/extension.h first (header_cache.hpp; once per flag set).
+    const auto start = std::chrono::steady_clock::now();
+    const std::string unprepared =
+        m_pch_dir ? prepare_pch(*m_pch_dir, m_options.python, m_result.candidate_path,
+                                m_options.compile_timeout)
+                  : "";
+    const double prepared_s = seconds_since(start);
+    CompileOutcome out = kbench::compile_candidate(worker, m_result.candidate_path,
+                                                   extensions_base(), m_options.compile_timeout);
+    out.info.seconds += prepared_s;
+    if (!unprepared.empty()) {
+      out.info.pch = "not used: " + unprepared;
+    }
+    return out;
   }
 
   nlohmann::json reference_request(int rank, const nlohmann::json& trials,
@@ -485,6 +502,7 @@ private:
   ReferenceSide m_reference_side{m_options, m_result};
   std::string m_candidate_source;
   std::optional<OwnKernelShareRule> m_own_kernel_share; // the rule set's, from the static check
+  std::optional<fs::path> m_pch_dir; // KBENCH_PCH_DIR of the compile worker, when it has one
   DeviceChoice m_choice;
   // Declared before m_workers, so that the workers are gone before it removes the directory even
   // where run() did not order them.

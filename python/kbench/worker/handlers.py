@@ -90,8 +90,10 @@ def _compile(request):
 
         load_candidate(request["candidate"])
     from .own_kernels import own_kernel_names
+    from .pch_patch import state as pch
 
     return {
+        "pch": pch["entry"] or f"not used: {pch['reason']}",
         "ok": True,
         "seconds": time.perf_counter() - start,
         "cached": cached,

@@ -1,0 +1,35 @@
+#pragma once
+// kbench's precompiled torch/extension.h for load_inline candidates (python/kbench/pch.py):
+// built by kbench itself, outside every worker, into <cache>/pch, which the workers read and
+// cannot write; the workers use an entry only when its flags equal the build's exactly
+// (python/kbench/worker/pch_patch.py). docs/architecture.md, "load_inline build time".
+#include "pipeline/worker_phase.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace kbench {
+
+// <cache_dir>/pch (`cache_dir` empty: the default cache), or nullopt when KBENCH_PCH=off.
+// Any other value than unset, `on` or `off` throws std::invalid_argument naming the choices.
+std::optional<std::filesystem::path> pch_root(const std::filesystem::path& cache_dir);
+
+// Whether a worker with these protections may be pointed at the shared headers: only when it
+// cannot write them (the filesystem protection confines its writes, or it runs as another user
+// than kbench, which owns the entries with mode 0644).
+bool pch_safe_for_worker(bool restrict_filesystem, bool runs_as_other_user);
+
+// Points a compile or candidate worker at `root` (KBENCH_PCH_DIR) when that is safe for it;
+// returns whether it did (making `root` first). The reference worker never builds candidates.
+bool offer_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root);
+
+// Runs `python -m kbench.pch --root <root> --candidate <candidate>` (PYTHONPATH kbench's python/,
+// the workers' environment), which builds the entries the candidate's load_inline calls would
+// use, unless they exist. Returns "" on success, else a sentence for the result's warnings.
+// Past `deadline` the builder is killed (the candidate then builds without a header).
+std::string prepare_pch(const std::filesystem::path& root, const std::filesystem::path& python,
+                        const std::string& candidate, std::chrono::milliseconds deadline);
+
+} // namespace kbench
