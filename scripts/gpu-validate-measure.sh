@@ -209,7 +209,7 @@ PY
       { cat examples/cuda/level1_relu.py; echo "# copy"; } > "$cache/relu_copy.py"
       for candidate in examples/cuda/level1_relu.py "$cache/relu_copy.py"; do
         name=$(basename "$candidate" .py)
-        KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
+        KBENCH_PCH=on KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
           "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
           > "$R/cold-eval-$name.txt" 2>&1
         at "cold eval $name rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, pch", c.get("pch"))' "$R/cold-eval-$name.json" 2>&1 | head -c 400)"

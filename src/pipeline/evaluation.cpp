@@ -310,20 +310,8 @@ private:
   }
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
-    // kbench's own precompiled torch/extension.h first (header_cache.hpp; once per flag set).
-    const auto start = std::chrono::steady_clock::now();
-    const std::string unprepared =
-        m_pch_dir ? prepare_pch(*m_pch_dir, m_options.python, m_result.candidate_path,
-                                m_options.compile_timeout)
-                  : "";
-    const double prepared_s = seconds_since(start);
-    CompileOutcome out = kbench::compile_candidate(worker, m_result.candidate_path,
-                                                   extensions_base(), m_options.compile_timeout);
-    out.info.seconds += prepared_s;
-    if (!unprepared.empty()) {
-      out.info.pch = "not used: " + unprepared;
-    }
-    return out;
+    return compile_with_pch(worker, m_pch_dir, m_options.python, m_result.candidate_path,
+                            extensions_base(), m_options.compile_timeout);
   }
 
   nlohmann::json reference_request(int rank, const nlohmann::json& trials,

@@ -32,4 +32,12 @@ bool offer_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::pat
 std::string prepare_pch(const std::filesystem::path& root, const std::filesystem::path& python,
                         const std::string& candidate, std::chrono::milliseconds deadline);
 
+// The compile request (worker_phase.hpp's compile_candidate), after prepare_pch when the compile
+// worker was offered `pch_dir`: the preparation counts in compile.seconds, and a header that
+// could not be prepared is said in compile.pch.
+CompileOutcome
+compile_with_pch(sandbox::WorkerClient& worker, const std::optional<std::filesystem::path>& pch_dir,
+                 const std::filesystem::path& python, const std::string& candidate_path,
+                 const std::filesystem::path& extensions_base, std::chrono::seconds timeout);
+
 } // namespace kbench

@@ -52,7 +52,7 @@ def with_pch(cflags, root):
 def install(root=None):
     root = root if root is not None else os.environ.get("KBENCH_PCH_DIR", "")
     if not root:
-        state["reason"] = "off (KBENCH_PCH_DIR unset)"
+        state["reason"] = "off (KBENCH_PCH=on turns it on)"
         return False
     import torch.utils.cpp_extension as ce
 
