@@ -61,14 +61,19 @@ EvalOptions relu_options(bool timed) {
   return options;
 }
 
+// The evaluation of the ReLU in another thread, on `lane`, its stages announced to `stages`.
+std::future<EvalResult> evaluate_on(sched::GpuLane& lane, bool timed, bool alone, Stages& stages) {
+  return std::async(std::launch::async, [&lane, timed, alone, &stages] {
+    return evaluate(relu_options(timed), [&stages](std::string_view s) { stages.add(s); },
+                    {&lane, alone, 2});
+  });
+}
+
 TEST(GpuSharing, TrialsWaitWhileAnotherEvaluationMeasures) {
   sched::GpuLane lane;
   lane.lock_exclusive(); // another evaluation is timing its calls
   Stages stages;
-  auto evaluation = std::async(std::launch::async, [&] {
-    return evaluate(relu_options(false), [&](std::string_view s) { stages.add(s); },
-                    {&lane, false, 2});
-  });
+  auto evaluation = evaluate_on(lane, false, false, stages);
   ASSERT_TRUE(stages.wait_for("compiling the candidate and running the reference", 300s));
   std::this_thread::sleep_for(1500ms);
   EXPECT_FALSE(stages.seen("running the candidate")) << "the trials ran during a measurement";
@@ -84,10 +89,7 @@ TEST(GpuSharing, MeasurementWaitsWhileAnotherEvaluationRunsTrials) {
   sched::GpuLane lane;
   lane.lock_shared(); // another evaluation is running its trials
   Stages stages;
-  auto evaluation = std::async(std::launch::async, [&] {
-    return evaluate(relu_options(true), [&](std::string_view s) { stages.add(s); },
-                    {&lane, false, 2});
-  });
+  auto evaluation = evaluate_on(lane, true, false, stages);
   // Trials share the GPU: this evaluation's run beside the other's.
   ASSERT_TRUE(stages.wait_for("comparing outputs", 300s)) << "the trials waited for shared work";
   std::this_thread::sleep_for(1500ms);
@@ -101,10 +103,7 @@ TEST(GpuSharing, MeasurementWaitsWhileAnotherEvaluationRunsTrials) {
 TEST(GpuSharing, AnEvaluationRunAloneHoldsTheGpuThroughout) {
   sched::GpuLane lane;
   Stages stages;
-  auto evaluation = std::async(std::launch::async, [&] {
-    return evaluate(relu_options(false), [&](std::string_view s) { stages.add(s); },
-                    {&lane, true, 2});
-  });
+  auto evaluation = evaluate_on(lane, false, true, stages);
   ASSERT_TRUE(stages.wait_for("static check", 300s));
   // Another evaluation's trials cannot start until it ends.
   auto other = std::async(std::launch::async, [&] {
