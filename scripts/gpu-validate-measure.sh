@@ -33,9 +33,10 @@
 #   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX
 #   native         `kbench eval` of the level1 ReLU in the torch-free kernel format
 #                  (examples/native/level1_relu.cu): its cold and cached build, status, timing
-#   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold with
-#                  and without kbench's precompiled torch/extension.h (ninja's log per unit), then
-#                  one cold `kbench eval --no-timing` of it (its compile.seconds and compile.pch)
+#   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold as torch
+#                  builds it, with the CUDA unit against torch/types.h, and with that and kbench's
+#                  precompiled torch/extension.h (KBENCH_COLD_MODES; ninja's log per unit), then
+#                  one cold `kbench eval --no-timing` of it (compile.seconds, compile.cuda_header)
 #   warm-eval      bench/warm_eval (a warm --no-timing eval, fork server on and off, against a
 #                  bare Python that imports torch and runs the reference once)
 #   refcache       two evaluations of different candidates of the level1 ReLU: the second reads
@@ -200,20 +201,17 @@ PY
       ;;
     cold-build)
       TORCH_CUDA_ARCH_LIST=9.0 timeout "$(limit 300)" python3 bench/cold_build/run.py \
-        examples/cuda/level1_relu.py --pch-root "$R/pch" > "$R/cold-build.txt" 2>&1
+        examples/cuda/level1_relu.py --modes "${KBENCH_COLD_MODES:-stock,light,light+pch}" \
+        --pch-root "$R/pch" > "$R/cold-build.txt" 2>&1
       at "cold-build rc=$?"
       cat "$R/cold-build.txt"
-      # A fresh cache: the first eval also builds the header; the second, of a copy that differs
-      # by a comment (so its extension is not cached), is a cold build with the header ready.
+      # One cold `kbench eval` with the defaults, in a fresh cache: compile.seconds and how its
+      # CUDA unit was built (compile.cuda_header).
       cache=$(mktemp -d); chmod 755 "$cache"
-      { cat examples/cuda/level1_relu.py; echo "# copy"; } > "$cache/relu_copy.py"
-      for candidate in examples/cuda/level1_relu.py "$cache/relu_copy.py"; do
-        name=$(basename "$candidate" .py)
-        KBENCH_PCH=on KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
-          "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
-          > "$R/cold-eval-$name.txt" 2>&1
-        at "cold eval $name rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, pch", c.get("pch"))' "$R/cold-eval-$name.json" 2>&1 | head -c 400)"
-      done
+      KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
+        examples/cuda/level1_relu.py --device cuda --no-timing --json "$R/cold-eval.json" \
+        > "$R/cold-eval.txt" 2>&1
+      at "cold eval rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "wall", r["wall_s"])' "$R/cold-eval.json" 2>&1 | head -c 400)"
       rm -rf "$cache"
       ;;
     warm-eval)

@@ -1,4 +1,6 @@
-"""Cold load_inline build of a candidate, with and without kbench's precompiled torch/extension.h.
+"""Cold load_inline build of a candidate as torch builds it (`stock`), with kbench's CUDA unit
+against torch/types.h (`light`, python/kbench/light_nvcc.py), and with that and kbench's
+precompiled torch/extension.h for the binding unit (`light+pch`).
 
 Each build runs the candidate file in a fresh interpreter with a fresh TORCH_EXTENSIONS_DIR
 (nothing cached but the precompiled header itself, which is built first, once, and timed on its
@@ -6,7 +8,10 @@ own), then prints ninja's log: each translation unit's start and end in ms. The 
 module code runs (its load_inline call builds); a CUDA extension builds on a machine without a
 GPU too, its import just fails afterwards, which is reported and not an error here.
 
-    python bench/cold_build/run.py examples/cuda/level1_relu.py [--pch-root DIR] [--runs 1]
+    python bench/cold_build/run.py examples/cuda/level1_relu.py [--modes stock,light,light+pch]
+                                   [--pch-root DIR] [--runs 1]
+
+Each run builds every mode once, in the order given; the ratios are to `stock` in the same run.
 
 docs/architecture.md, "load_inline build time", holds the figures.
 """
@@ -23,16 +28,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 RUNNER = r"""
 import os, runpy, sys, time
+from pathlib import Path
 from kbench.worker import pch_patch
+from kbench import light_nvcc
 if os.environ.get("KBENCH_PCH_DIR"):
     pch_patch.install()
+if os.environ.get("KBENCH_BENCH_LIGHT"):
+    light_nvcc.install()
 start = time.perf_counter()
 try:
     runpy.run_path(sys.argv[1])
     outcome = "imported"
 except Exception as exc:  # a CUDA extension on a machine without a GPU: built, not loadable
     outcome = f"built, import failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {pch_patch.state}")
+headers = [p.read_text().strip() for p in Path(os.environ["TORCH_EXTENSIONS_DIR"]).rglob("*.kbench-header")]
+print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {pch_patch.state}; cuda unit: {headers}")
 """
 
 
@@ -46,11 +56,15 @@ def ninja_log(extensions):
     return "\n".join(lines)
 
 
-def build(candidate, pch_root):
+def build(candidate, mode, pch_root):
+    """Wall seconds of one cold build of `candidate` in `mode`."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    env.pop("KBENCH_PCH_DIR", None)
-    if pch_root:
+    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "PYTORCH_NVCC"):
+        env.pop(name, None)
+    if "pch" in mode:
         env["KBENCH_PCH_DIR"] = str(pch_root)
+    if "light" in mode:
+        env["KBENCH_BENCH_LIGHT"] = "1"
     with tempfile.TemporaryDirectory(prefix="kbench-cold-build-") as extensions:
         env["TORCH_EXTENSIONS_DIR"] = extensions
         start = time.perf_counter()
@@ -58,27 +72,35 @@ def build(candidate, pch_root):
                               capture_output=True, text=True)
         wall = time.perf_counter() - start
         said = [line for line in done.stdout.splitlines() if line.startswith("BUILD")]
-        print(f"{'with' if pch_root else 'without'} kbench's PCH: wall {wall:.1f} s "
-              f"(rc {done.returncode}) {said[0] if said else done.stderr[-800:]}")
+        print(f"{mode}: wall {wall:.1f} s (rc {done.returncode}) {said[0] if said else done.stderr[-800:]}")
         print(ninja_log(extensions))
+    return wall
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("candidate", type=Path)
+    parser.add_argument("--modes", default="stock,light,light+pch",
+                        help="comma-separated, from stock, light, pch, light+pch (default: all but pch)")
     parser.add_argument("--pch-root", type=Path, help="kbench's PCH cache (default: a fresh one)")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
+    modes = args.modes.split(",")
+    unknown = sorted(set(modes) - {"stock", "light", "pch", "light+pch"})
+    if unknown or "stock" not in modes:
+        parser.error(f"--modes {args.modes}: needs stock (the baseline) and only stock, light, pch, light+pch")
     sys.path.insert(0, str(ROOT / "python"))
     from kbench import pch
 
     root = args.pch_root or Path(tempfile.mkdtemp(prefix="kbench-pch-"))
-    start = time.perf_counter()
-    entries = pch.ensure(root, args.candidate)
-    print(f"precompiled header(s) ready in {time.perf_counter() - start:.1f} s: {entries}")
-    for _ in range(args.runs):
-        build(args.candidate, None)
-        build(args.candidate, root)
+    if any("pch" in mode for mode in modes):
+        start = time.perf_counter()
+        entries = pch.ensure(root, args.candidate)
+        print(f"precompiled header(s) ready in {time.perf_counter() - start:.1f} s: {entries}")
+    for run in range(args.runs):
+        walls = {mode: build(args.candidate, mode, root) for mode in modes}
+        ratios = ", ".join(f"{mode} {walls[mode] / walls['stock']:.2f}" for mode in modes)
+        print(f"run {run + 1}: wall against stock: {ratios}")
 
 
 if __name__ == "__main__":

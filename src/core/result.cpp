@@ -319,6 +319,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"extensions_dir", r.compile.extensions_dir},
         {"first_error", r.compile.first_error},
         {"pch", r.compile.pch},
+        {"cuda_header", r.compile.cuda_header},
         {"log", r.compile.log}}},
       {"correctness", correctness_summary(r)},
       {"timing", timing},

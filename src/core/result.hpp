@@ -55,6 +55,9 @@ struct CompileInfo {
   // load_inline's binding unit: the precompiled header's directory, "not used: <why>", or
   // empty when no compile ran
   std::string pch;
+  // load_inline's CUDA units (python/kbench/light_nvcc.py): "torch/types.h in place of
+  // torch/extension.h", or "as written: <why>"; empty when no CUDA unit was built here
+  std::string cuda_header;
 };
 
 struct OutputComparison {

@@ -309,6 +309,7 @@ EvalResult read_result(const Reader& in) {
     compile->read("extensions_dir", r.compile.extensions_dir);
     compile->read("first_error", r.compile.first_error);
     compile->read("pch", r.compile.pch);
+    compile->read("cuda_header", r.compile.cuda_header);
     compile->read("log", r.compile.log);
   }
   if (const auto correctness = in.object("correctness")) {

@@ -358,6 +358,7 @@ CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::strin
     out.info.extensions_dir = out.phase.body.value("extensions_dir", out.info.extensions_dir);
     out.info.cached = out.phase.body.value("cached", false);
     out.info.pch = out.phase.body.value("pch", "");
+    out.info.cuda_header = out.phase.body.value("cuda_header", "");
   } else {
     if (out.phase.body.is_object()) {
       out.info.first_error = out.phase.body.value("first_error", "");

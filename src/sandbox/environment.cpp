@@ -24,6 +24,7 @@ const std::vector<std::string>& inherited_variables() {
       "CC",
       "CXX",
       "MAX_JOBS",
+      "KBENCH_CUDA_HEADER", // python/kbench/light_nvcc.py: `off` builds CUDA units as written
   };
   return names;
 }

@@ -76,6 +76,13 @@ def _torch_version():
     return torch.__version__
 
 
+def _cuda_header(extensions_dir):
+    """How light_nvcc.py built the candidate's CUDA units (one line per unit, newest build's),
+    or "" where it built none."""
+    lines = sorted({p.read_text(errors="replace").strip() for p in Path(extensions_dir).rglob("*.kbench-header")})
+    return "; ".join(lines)
+
+
 def _compile(request):
     from . import native_candidate
 
@@ -94,6 +101,7 @@ def _compile(request):
 
     return {
         "pch": pch["entry"] or f"not used: {pch['reason']}",
+        "cuda_header": _cuda_header(extensions_dir),
         "ok": True,
         "seconds": time.perf_counter() - start,
         "cached": cached,

@@ -1,0 +1,118 @@
+"""nvcc for load_inline's CUDA unit, with torch/types.h in place of torch/extension.h.
+
+A load_inline candidate's `cuda.cu` starts with `#include <torch/extension.h>`: all of torch's
+C++ API plus pybind11 and Python's headers, of which a kernel's host wrapper uses the Tensor
+type and a few factory functions, all in `torch/types.h`. nvcc parses the unit three times
+(cudafe++, cicc, then the host compiler on cudafe++'s output), so the header is most of a cold
+build: 59 s of the H200's 60 s for examples/cuda/level1_relu.py, and on the development
+machine 115 s against 49 s with torch/types.h (docs/architecture.md, "load_inline build time").
+
+This script is what torch's build.ninja runs as `$nvcc` (`install()`, called in the compile and
+candidate workers by worker/loading.py, sets PYTORCH_NVCC, torch's own hook for a wrapper). For a
+`-c SRC.cu` whose source includes torch/extension.h (or torch/torch.h) and names nothing that only that header
+declares, it compiles a copy of SRC with the include swapped (`<build>/kbench-light/`, the same
+file name, the original folder searched for quoted includes as before); if that copy does not
+compile, it compiles SRC as written. Either way the object is what the candidate's source
+means: a unit that compiles against the smaller header declares nothing differently (the
+headers it drops declare other names). What happened is written beside the object
+(`OBJECT.kbench-header`), for the compile answer. Every other command (the device link) and
+every unit that does not qualify goes to nvcc unchanged.
+
+As `$nvcc` it runs inside the sandboxed compile worker, with the standard library only.
+KBENCH_CUDA_HEADER=off turns the swap off.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
+# Names that only torch/extension.h brings (torch/all.h beyond torch/types.h, and pybind11):
+# a source that uses one would fail against the smaller header, so it is built as written at
+# once rather than after a failed try.
+_NEEDS_FULL = re.compile(
+    r"\b(PYBIND11_\w+|pybind11|py::|TORCH_LIBRARY\w*|THP\w+|Py[A-Z]\w+"
+    r"|torch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|cuda|serialize|python"
+    r"|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|enumtype|xpu|mps)\b)"
+)
+SWAPPED = "torch/types.h in place of torch/extension.h"
+
+
+def install():
+    """Makes this script load_inline's `$nvcc`, through PYTORCH_NVCC, torch's hook for an nvcc
+    wrapper. Run in the compile and the candidate worker alike, before the candidate: the
+    command must read the same in both, or ninja would rebuild in the second."""
+    import shlex
+
+    from torch.utils import cpp_extension
+
+    if cpp_extension.CUDA_HOME is None or "PYTORCH_NVCC" in os.environ:
+        return
+    nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
+    command = (sys.executable, "-I", "-S", str(Path(__file__).resolve()), nvcc)
+    os.environ["PYTORCH_NVCC"] = " ".join(shlex.quote(part) for part in command)
+
+
+def plan(args):
+    """(source, object) of a `-c SOURCE.cu -o OBJECT` compile, or None for anything else."""
+    try:
+        source = args[args.index("-c") + 1]
+        target = args[args.index("-o") + 1]
+    except (ValueError, IndexError):
+        return None
+    return (source, target) if source.endswith(".cu") else None
+
+
+def light_text(text):
+    """The source with torch/extension.h swapped, or None when it does not qualify."""
+    if not _INCLUDE.search(text) or _NEEDS_FULL.search(text):
+        return None
+    return _INCLUDE.sub("#include <torch/types.h>", text)
+
+
+def _record(target, line):
+    try:
+        Path(target + ".kbench-header").write_text(line + "\n")
+    except OSError:
+        pass
+
+
+def _first_error(output):
+    for line in output.splitlines():
+        if "error" in line:
+            return line.strip()[:300]
+    return output.strip().splitlines()[-1][:300] if output.strip() else "no output"
+
+
+def main(argv):
+    nvcc, args = argv[1], argv[2:]
+    planned = plan(args)
+    if planned is None or os.environ.get("KBENCH_CUDA_HEADER", "on") == "off":
+        os.execv(nvcc, [nvcc, *args])
+    source, target = planned
+    text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    light = light_text(text)
+    if light is None:
+        _record(target, "as written: " + ("it names what only torch/extension.h declares"
+                                          if _INCLUDE.search(text) else "no torch/extension.h"))
+        os.execv(nvcc, [nvcc, *args])
+    copy = Path(target).parent / "kbench-light" / Path(source).name
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_text(light, encoding="utf-8", errors="surrogateescape")
+    at = args.index(source)
+    # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else,
+    # so SOURCE's folder first among the -I folders finds what it found.
+    swapped = ["-I", str(Path(source).parent), *args[:at], str(copy), *args[at + 1:]]
+    tried = subprocess.run([nvcc, *swapped], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if tried.returncode == 0:
+        sys.stdout.write(tried.stdout)
+        _record(target, SWAPPED)
+        return 0
+    _record(target, "as written: with torch/types.h it did not compile (" + _first_error(tried.stdout) + ")")
+    os.execv(nvcc, [nvcc, *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,107 @@
+"""python/kbench/light_nvcc.py: load_inline's CUDA unit built against torch/types.h where that
+compiles, as written otherwise.
+
+A fake nvcc (a shell script) stands in for the real one: it records the source it was given and
+fails on a source that names `needs_full_header` together with torch/types.h, as a real nvcc
+fails on a unit that uses what only torch/extension.h declares. The real build's figures are
+bench/cold_build's (docs/architecture.md, "load_inline build time").
+"""
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from kbench import light_nvcc
+
+WRAPPER = Path(light_nvcc.__file__)
+
+KERNEL = textwrap.dedent('''
+    #include <torch/extension.h>
+    #include "local_helpers.cuh"
+    __global__ void k(float* y) { y[0] = 1.f; }
+    torch::Tensor f(torch::Tensor x) { auto y = torch::empty_like(x); k<<<1, 1>>>(y.data_ptr<float>()); return y; }
+''')
+
+
+def fake_nvcc(tmp_path):
+    log = tmp_path / "nvcc.log"
+    script = tmp_path / "nvcc"
+    script.write_text(textwrap.dedent(f'''\
+        #!/bin/sh
+        src=""; out=""; prev=""
+        for a in "$@"; do
+          [ "$prev" = "-c" ] && src="$a"
+          [ "$prev" = "-o" ] && out="$a"
+          prev="$a"
+        done
+        echo "$*" >> {log}
+        if grep -q "torch/types.h" "$src" && grep -q needs_full_header "$src"; then
+          echo "$src(3): error: identifier \\"needs_full_header\\" is undefined" >&2
+          exit 2
+        fi
+        [ -n "$out" ] && echo object > "$out"
+        exit 0
+    '''))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, log
+
+
+def build(tmp_path, source_text, env=None):
+    nvcc, log = fake_nvcc(tmp_path)
+    build_dir = tmp_path / "ext"
+    build_dir.mkdir()
+    source = build_dir / "cuda.cu"
+    source.write_text(source_text)
+    target = build_dir / "cuda.cuda.o"
+    args = ["-MD", "-MF", f"{target}.d", "-O3", "-c", str(source), "-o", str(target)]
+    run = subprocess.run([sys.executable, "-I", "-S", str(WRAPPER), str(nvcc), *args],
+                         capture_output=True, text=True, env={**os.environ, **(env or {})})
+    calls = log.read_text().splitlines() if log.exists() else []
+    header = Path(f"{target}.kbench-header")
+    return run, calls, header.read_text().strip() if header.exists() else None, build_dir
+
+
+def test_a_unit_that_compiles_against_torch_types_is_built_that_way(tmp_path):
+    run, calls, header, build_dir = build(tmp_path, KERNEL)
+    assert run.returncode == 0, run.stderr
+    assert len(calls) == 1
+    copy = build_dir / "kbench-light" / "cuda.cu"
+    assert str(copy) in calls[0] and f"-I {build_dir}" in calls[0]
+    assert "#include <torch/types.h>" in copy.read_text()
+    assert '#include "local_helpers.cuh"' in copy.read_text()
+    assert header == light_nvcc.SWAPPED
+    assert (build_dir / "cuda.cuda.o").read_text() == "object\n"
+
+
+def test_a_unit_that_does_not_compile_that_way_is_built_as_written(tmp_path):
+    run, calls, header, build_dir = build(tmp_path, KERNEL + "int needs_full_header_use = needs_full_header;\n")
+    assert run.returncode == 0, run.stderr
+    assert len(calls) == 2
+    assert str(build_dir / "cuda.cu") in calls[1].split()
+    assert header.startswith("as written: with torch/types.h it did not compile (")
+    assert "needs_full_header" in header
+
+
+def test_a_unit_naming_pybind11_goes_straight_to_nvcc(tmp_path):
+    run, calls, header, build_dir = build(tmp_path, KERNEL + "PYBIND11_MODULE(m, x) {}\n")
+    assert run.returncode == 0
+    assert len(calls) == 1 and "kbench-light" not in calls[0]
+    assert header == "as written: it names what only torch/extension.h declares"
+
+
+def test_switched_off_or_not_a_compile_is_passed_through_unchanged(tmp_path):
+    run, calls, header, _ = build(tmp_path, KERNEL, env={"KBENCH_CUDA_HEADER": "off"})
+    assert run.returncode == 0 and len(calls) == 1 and "kbench-light" not in calls[0]
+    assert header is None
+    assert light_nvcc.plan(["a.o", "b.o", "-o", "dlink.o", "-dlink"]) is None
+    assert light_nvcc.plan(["-c", "x.cpp", "-o", "x.o"]) is None
+
+
+def test_the_swap_touches_only_the_include_line():
+    text = "#include <torch/torch.h>\n// torch/extension.h in a comment\n__global__ void k() {}\n"
+    assert light_nvcc.light_text(text) == "#include <torch/types.h>\n// torch/extension.h in a comment\n__global__ void k() {}\n"
+    assert light_nvcc.light_text("__global__ void k() {}\n") is None
+    assert light_nvcc.light_text("#include <torch/extension.h>\nauto g = torch::nn::Linear(1, 1);\n") is None
