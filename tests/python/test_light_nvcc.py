@@ -8,6 +8,7 @@ bench/cold_build's (docs/architecture.md, "load_inline build time").
 """
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -31,12 +32,14 @@ def fake_nvcc(tmp_path):
     script = tmp_path / "nvcc"
     script.write_text(textwrap.dedent(f'''\
         #!/bin/sh
-        src=""; out=""; prev=""
+        src=""; out=""; dep=""; prev=""
         for a in "$@"; do
           [ "$prev" = "-c" ] && src="$a"
           [ "$prev" = "-o" ] && out="$a"
+          [ "$prev" = "-MF" ] && dep="$a"
           prev="$a"
         done
+        [ -n "$dep" ] && echo "$out: $src" > "$dep"
         echo "$*" >> {log}
         if grep -q "torch/types.h" "$src" && grep -q needs_full_header "$src"; then
           echo "$src(3): error: identifier \\"needs_full_header\\" is undefined" >&2
@@ -98,6 +101,36 @@ def test_switched_off_or_not_a_compile_is_passed_through_unchanged(tmp_path):
     assert header is None
     assert light_nvcc.plan(["a.o", "b.o", "-o", "dlink.o", "-dlink"]) is None
     assert light_nvcc.plan(["-c", "x.cpp", "-o", "x.o"]) is None
+
+
+def test_ninja_finds_the_unit_up_to_date_on_the_next_load(tmp_path):
+    """torch's build.ninja with the wrapper as $nvcc, run twice as the compile and the candidate
+    worker run it: the second run has no work. ninja records an output as of its command's
+    start, so a copy written during the command would make the unit dirty for ever (on the
+    H200 every candidate worker built the unit again, 33 s)."""
+    # The environment's own ninja (PyPI's, 1.13 in scripts/setup.sh's venv and on the GPU
+    # machine), which records an output as of its command's start; 1.11 records the output's
+    # own time and would not see the fault.
+    beside = Path(sys.executable).parent / "ninja"
+    ninja = str(beside) if beside.exists() else shutil.which("ninja")
+    nvcc, _ = fake_nvcc(tmp_path)
+    build_dir = tmp_path / "ext"
+    build_dir.mkdir()
+    (build_dir / "cuda.cu").write_text(KERNEL)
+    (build_dir / "build.ninja").write_text(textwrap.dedent(f"""\
+        ninja_required_version = 1.3
+        nvcc = {sys.executable} -I -S {WRAPPER} {nvcc}
+        rule cuda_compile
+          depfile = $out.d
+          deps = gcc
+          command = $nvcc -MD -MF $out.d -c $in -o $out
+        build cuda.cuda.o: cuda_compile {build_dir / "cuda.cu"}
+        default cuda.cuda.o
+    """))
+    first = subprocess.run([ninja, "-C", str(build_dir)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = subprocess.run([ninja, "-C", str(build_dir), "-d", "explain"], capture_output=True, text=True)
+    assert "no work to do" in second.stdout, second.stdout + second.stderr
 
 
 def test_the_swap_touches_only_the_include_line():
