@@ -1,6 +1,7 @@
 #include "pipeline/disassembly.hpp"
 
 #include "core/source_files.hpp"
+#include "pipeline/environment.hpp"
 #include "pipeline/worker_phase.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sched/device_probe.hpp"
@@ -198,7 +199,7 @@ Disassembly disassemble(const DisassembleOptions& options) {
     gpu = probe.gpus.front();
   }
   out.arch = gpu->arch_list_entry();
-  const fs::path python = options.python.empty() ? fs::path(KBENCH_DEFAULT_PYTHON) : options.python;
+  const fs::path python = interpreter_of(options.python);
   const auto cuobjdump = find_cuobjdump(python, error);
   if (!cuobjdump) {
     out.error = error;

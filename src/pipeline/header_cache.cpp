@@ -1,21 +1,14 @@
 #include "pipeline/header_cache.hpp"
 
+#include "pipeline/environment.hpp"
 #include "sandbox/environment.hpp"
+#include "sched/helper_command.hpp"
 #include "sched/paths.hpp"
 
 #include <fmt/format.h>
 
-#include <array>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace kbench {
@@ -72,7 +65,7 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
   if (fs::path(candidate).extension() != ".py") {
     return ""; // a native candidate (.cu, .cpp) builds without torch's headers
   }
-  const fs::path interpreter = python.empty() ? fs::path(KBENCH_DEFAULT_PYTHON) : python;
+  const fs::path interpreter = interpreter_of(python);
   const std::vector<std::string> args = {
       interpreter.string(), "-m", "kbench.pch", "--root", root.string(), "--candidate", candidate};
   // The workers' own variables (CUDA_HOME, CXX ...), so torch computes the flags they will.
@@ -81,73 +74,18 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
   if (const char* cap = std::getenv("KBENCH_PCH_MAX_ENTRIES")) {
     overrides["KBENCH_PCH_MAX_ENTRIES"] = cap;
   }
-  const auto envs = sandbox::to_envp(sandbox::worker_environment(overrides));
-  std::vector<char*> argv, envp;
-  for (const auto& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  for (const auto& e : envs)
-    envp.push_back(const_cast<char*>(e.c_str()));
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-
-  std::array<int, 2> pipe_fds{};
-  if (pipe(pipe_fds.data()) != 0) {
-    return fmt::format("precompiled header not prepared: pipe: {}", std::strerror(errno));
+  const auto outcome =
+      sched::run_helper(args, sandbox::to_envp(sandbox::worker_environment(overrides)), deadline);
+  if (!outcome.started) {
+    return "precompiled header not prepared: " + outcome.output;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP); // its own group: g++ dies with it
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  close(pipe_fds[1]);
-  if (spawned != 0) {
-    close(pipe_fds[0]);
-    return fmt::format("precompiled header not prepared: cannot start {}: {}", argv[0],
-                       std::strerror(spawned));
-  }
-  std::string output;
-  bool killed = false;
-  const auto end = Clock::now() + deadline;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
-    if (left.count() <= 0) {
-      kill(-pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    pollfd fd{pipe_fds[0], POLLIN, 0};
-    const int ready = poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR)
-      continue;
-    if (ready <= 0)
-      continue;
-    std::array<char, 4096> buffer{};
-    const ssize_t got = read(pipe_fds[0], buffer.data(), buffer.size());
-    if (got <= 0)
-      break;
-    if (output.size() < 64 * 1024)
-      output.append(buffer.data(), static_cast<std::size_t>(got));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (killed) {
+  if (outcome.timed_out) {
     return fmt::format("precompiled header not prepared: kbench.pch ran past {} s; the "
                        "candidate builds without it",
                        deadline.count() / 1000);
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (outcome.exit_code != 0) {
+    std::string output = outcome.output;
     while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
       output.pop_back();
     const auto cut = output.size() > 600 ? output.substr(output.size() - 600) : output;

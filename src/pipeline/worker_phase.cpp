@@ -3,6 +3,7 @@
 #include "core/seeding.hpp"
 #include "core/stopwatch.hpp"
 #include "counters/ncu_metrics.hpp"
+#include "pipeline/environment.hpp"
 #include "pipeline/reference_cache.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sandbox/landlock.hpp"
@@ -279,8 +280,7 @@ WorkerLaunch worker_launch_for(WorkerRole role, const DeviceChoice& choice, int 
     if (role != WorkerRole::reference && !extensions.empty()) {
       policy.handed_over.push_back(extensions);
     }
-    const std::filesystem::path interpreter =
-        python.empty() ? std::filesystem::path(KBENCH_DEFAULT_PYTHON) : python;
+    const std::filesystem::path interpreter = interpreter_of(python);
     policy.must_reach.push_back({interpreter, X_OK, "the Python interpreter"});
     const std::filesystem::path package = std::filesystem::path(KBENCH_SOURCE_DIR) / "python";
     if (std::filesystem::exists(package)) {
