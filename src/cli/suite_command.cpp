@@ -5,7 +5,9 @@
 // the order builds and evaluations run in: sched/suite_pipeline.hpp.
 #include "cli/commands.hpp"
 #include "cli/eval_flags.hpp"
+#include "cli/store_flags.hpp"
 #include "core/json_io.hpp"
+#include "pipeline/result_key.hpp"
 #include "pipeline/suite_prebuild.hpp"
 #include "pipeline/suite_runner.hpp"
 #include "report/suite_progress.hpp"
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -151,13 +154,15 @@ Command register_suite_command(CLI::App& app) {
                    "measurements take the GPU in turn (1: one at a time)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  auto store_flags = std::make_shared<StoreFlags>();
+  add_store_flags(*command, *store_flags);
   auto build_only = std::make_shared<bool>(false);
   command->add_flag("--build-only", *build_only,
                     "build every candidate into the compile cache, --jobs at a time, and evaluate "
                     "none (warms the cache before a timed run)");
 
   const auto run = [command, options, manifest, jsonl, resume, jobs, only_device, build_only,
-                    per_gpu]() -> int {
+                    per_gpu, store_flags]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
@@ -256,6 +261,15 @@ Command register_suite_command(CLI::App& app) {
         return 64;
       }
     }
+    bool store_failed = false;
+    const auto results = open_result_store(*store_flags, "suite", store_failed);
+    if (store_failed) {
+      return 2;
+    }
+    std::optional<std::int64_t> suite_id;
+    if (results) {
+      suite_id = results->begin_suite(fs::absolute(*manifest).string(), to_json(*options));
+    }
     {
       ProgressPrinter progress(rows, runs.size());
       const bool gpu_given = command->get_option("--gpu")->count() > 0;
@@ -271,8 +285,21 @@ Command register_suite_command(CLI::App& app) {
             } else if (lines.is_open()) {
               lines << to_json(result).dump() << std::endl;
             }
+            if (results) {
+              try {
+                results->add_evaluation(result, store_key(runs[r]).value_or(""), "suite", suite_id);
+              } catch (const std::exception& error) {
+                std::cerr << "kbench suite: a result was not stored: " << error.what() << "\n";
+              }
+            }
             progress.finished(i);
           });
+    }
+    if (results) {
+      results->finish_suite(*suite_id);
+      std::cerr << fmt::format("kbench suite: results stored in {} (suite {}; kbench export "
+                               "--where suite={})\n",
+                               results->path().string(), *suite_id, *suite_id);
     }
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (duplicates[i]) {

@@ -1,6 +1,7 @@
 // Keys, duplicates and resumed results of a suite (sched/suite_keys.hpp).
 #include "sched/suite_keys.hpp"
 
+#include "core/sha256.hpp"
 #include "core/source_files.hpp"
 #include "sched/jsonl_log.hpp"
 
@@ -30,6 +31,17 @@ bool EvalKey::operator==(const EvalKey& other) const {
 }
 bool EvalKey::operator<(const EvalKey& other) const {
   return tie_key(*this) < tie_key(other);
+}
+
+std::string content_key(const EvalKey& key, const std::string& device_name,
+                        const std::string& torch_version) {
+  const nlohmann::json canonical = {{"problem_sha256", key.problem_sha256},
+                                    {"candidate_sha256", key.candidate_sha256},
+                                    {"options", key.options},
+                                    {"kbench_version", key.kbench_version},
+                                    {"device_name", device_name},
+                                    {"torch_version", torch_version}};
+  return sha256_hex(canonical.dump()); // dump() sorts object keys: one text per key
 }
 
 nlohmann::json key_options(const EvalOptions& run) {

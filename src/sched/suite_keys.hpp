@@ -33,6 +33,13 @@ struct EvalKey {
 // evaluation will say why; such a run is neither deduplicated nor resumed).
 std::optional<EvalKey> evaluation_key(const EvalOptions& run);
 
+// The store's key of an evaluation (store/, the evaluation service): a sha256 (hex) of `key` and
+// what a result depends on beyond it, the device's name ("NVIDIA H200", "cpu") and the torch
+// version of the workers' environment. Equal keys are the same evaluation: a request whose key
+// a stored result has is answered from the store.
+std::string content_key(const EvalKey& key, const std::string& device_name,
+                        const std::string& torch_version);
+
 // The options part of a key, for the options a suite ran with.
 nlohmann::json key_options(const EvalOptions& run);
 

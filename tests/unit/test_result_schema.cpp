@@ -113,7 +113,7 @@ EvalResult full_result() {
   r.warnings = {"process limit off", "problem failed its check"};
   r.static_check = {{"torch_compute_in_forward", "warn", "calls torch.relu", 12},
                     {"no_kernel", "reject", "no kernel", std::nullopt}};
-  r.compile = {true, true, 5.5, "/cache/ext", "error: x", "the whole log"};
+  r.compile = {true, true, 5.5, "/cache/ext", "error: x", "the whole log", "", ""};
 
   TrialResult trial;
   trial.index = 3;
