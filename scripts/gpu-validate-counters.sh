@@ -10,6 +10,8 @@ export KBENCH_BUILD=build-gpu
 R=$(mktemp -d "${TMPDIR:-/tmp}/kbench-gpu-validate.XXXXXX")
 T0=$(date +%s)
 at() { echo "[$(($(date +%s) - T0)) s] $*"; }
+# SQLite's headers, carried (scripts/gpu-deps.sh): the machine cannot install packages.
+[ -d .device-carry/deps ] && export KBENCH_DEPS_DIR=$PWD/.device-carry/deps
 scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
 at build
 K=$PWD/build-gpu/kbench

@@ -82,6 +82,8 @@ trap pack EXIT
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv > "$R/gpu.txt" 2>&1
+# SQLite's headers, carried (scripts/gpu-deps.sh): the machine cannot install packages.
+[ -d .device-carry/deps ] && export KBENCH_DEPS_DIR=$PWD/.device-carry/deps
 scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
 at "build ($(head -2 "$R/gpu.txt" | tail -1))"
 K=$PWD/build-gpu/kbench

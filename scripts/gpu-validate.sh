@@ -13,6 +13,8 @@ export KBENCH_BUILD=${KBENCH_BUILD:-build-gpu}
   python3 -c 'import sys, torch; print(sys.executable, torch.__version__, torch.version.cuda)'
 } > "$out/machine.txt" 2>&1
 start=$(date +%s)
+# SQLite's headers, carried (scripts/gpu-deps.sh): the machine cannot install packages.
+[ -d .device-carry/deps ] && export KBENCH_DEPS_DIR=$PWD/.device-carry/deps
 scripts/setup.sh > "$out/build.log" 2>&1 || { echo "build failed"; tail -40 "$out/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 (cd "$KBENCH_BUILD" && ctest -L unit 2>&1 | tail -3) | tee "$out/unit.txt"

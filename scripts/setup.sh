@@ -16,26 +16,41 @@ torch_req=${KBENCH_TORCH:-torch==2.11.0}
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Build tools and C++ libraries, from the distribution where they are missing. pybind11
-#    comes from the Python environment below, so that it matches the interpreter.
+#    comes from the Python environment below, so that it matches the interpreter. SQLite's
+#    headers may come from KBENCH_DEPS_DIR instead (the GPU machine cannot install packages:
+#    scripts/gpu-deps.sh prepares that folder here, to be carried). cpp-httplib and pkg-config
+#    are wanted, not needed: without them `kbench serve` is not built.
 declare -A needs=(
   [cmake]=cmake [g++]=g++ [make]=make
   [/usr/include/gtest/gtest.h]=libgtest-dev
   [/usr/include/nlohmann/json.hpp]=nlohmann-json3-dev
   [/usr/include/CLI/CLI.hpp]=libcli11-dev
   [/usr/include/fmt/format.h]=libfmt-dev
+  [/usr/include/sqlite3.h]=libsqlite3-dev
 )
-missing=()
-for what in "${!needs[@]}"; do
-  if [[ $what == /* ]]; then [ -e "$what" ] || missing+=("${needs[$what]}")
-  else command -v "$what" >/dev/null || missing+=("${needs[$what]}"); fi
-done
-if ((${#missing[@]})); then
+declare -A wants=(
+  [/usr/include/httplib.h]=libcpp-httplib-dev
+  [pkg-config]=pkg-config
+)
+deps_dir=${KBENCH_DEPS_DIR:-}
+present() {
+  if [[ $1 == /usr/include/* ]] && [ -n "$deps_dir" ] && [ -e "$deps_dir/include/${1#/usr/include/}" ]; then
+    return 0
+  fi
+  if [[ $1 == /* ]]; then [ -e "$1" ]; else command -v "$1" >/dev/null; fi
+}
+missing=() wanted=()
+for what in "${!needs[@]}"; do present "$what" || missing+=("${needs[$what]}"); done
+for what in "${!wants[@]}"; do present "$what" || wanted+=("${wants[$what]}"); done
+if ((${#missing[@]} + ${#wanted[@]})); then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; then
-    say "installed ${missing[*]}"
-  else
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" "${wanted[@]}" >/dev/null; then
+    say "installed ${missing[*]} ${wanted[*]}"
+  elif ((${#missing[@]})); then
     say "could not install ${missing[*]}: install them, then run this again"
     exit 1
+  else
+    say "could not install ${wanted[*]}: kbench serve will not be built"
   fi
 fi
 
@@ -94,8 +109,14 @@ if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null; then
   generator=(-G Ninja)
 fi
 pybind11_dir=$("$python" -m pybind11 --cmakedir)
+deps=()
+if [ -n "$deps_dir" ] && [ -e "$deps_dir/include/sqlite3.h" ] && [ ! -e /usr/include/sqlite3.h ]; then
+  # The carried header with the machine's own library (the runtime every Python there uses).
+  sqlite_library=$(ldconfig -p | awk '/libsqlite3\.so\.0 .*x86-64/ {print $NF; exit}')
+  deps=(-DSQLite3_INCLUDE_DIR="$(cd "$deps_dir/include" && pwd)" -DSQLite3_LIBRARY="$sqlite_library")
+fi
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPython3_EXECUTABLE="$python" -Dpybind11_DIR="$pybind11_dir" >/dev/null
+  -DPython3_EXECUTABLE="$python" -Dpybind11_DIR="$pybind11_dir" "${deps[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 say "built $build_dir/kbench and $build_dir/kbench-worker"
 

@@ -21,5 +21,8 @@ Command register_problems_command(CLI::App& app);
 Command register_check_command(CLI::App& app);
 Command register_specs_command(CLI::App& app);
 Command register_disassemble_command(CLI::App& app);
+Command register_show_command(CLI::App& app);
+Command register_export_command(CLI::App& app);
+Command register_serve_command(CLI::App& app);
 
 } // namespace kbench::cli

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   commands.push_back(kbench::cli::register_check_command(app));
   commands.push_back(kbench::cli::register_specs_command(app));
   commands.push_back(kbench::cli::register_disassemble_command(app));
+  commands.push_back(kbench::cli::register_show_command(app));
+  commands.push_back(kbench::cli::register_export_command(app));
+  commands.push_back(kbench::cli::register_serve_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -21,7 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 
 # Layer of each folder. 0: data and leaf utilities; 1: the mechanisms; 2: what drives them
-# (pipeline), renders their results (report) or runs inside the sandbox (worker); 3: front ends.
+# (pipeline), renders their results (report), keeps them (store) or runs inside the sandbox
+# (worker); 3: the engines of wave 2's front ends, on top of those (service: the evaluation
+# service; agent; web); 4: the command line.
 LAYERS = {
     "core": 0,
     "sched": 1,
@@ -32,12 +34,13 @@ LAYERS = {
     "checks": 1,
     "pipeline": 2,
     "report": 2,
+    "store": 2,
     "worker": 2,
-    "cli": 3,
     # wave 2's front ends, linked into `kbench` only (CMakeLists.txt, kbench_forbid_links)
+    "service": 3,
     "agent": 3,
-    "store": 3,
     "web": 3,
+    "cli": 4,
 }
 # Siblings in a layer may include each other (without a cycle) only in the middle layer: the
 # mechanisms share small helpers (measure and counters use sched's device probe). Elsewhere a
