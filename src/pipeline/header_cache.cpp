@@ -20,9 +20,9 @@ std::optional<fs::path> pch_root(const fs::path& cache_dir) {
   const char* value = std::getenv("KBENCH_PCH");
   const std::string setting = value ? value : "";
   // Opt-in: finding the flags torch would use costs a Python process that imports torch before
-  // every compile request, cached builds included (1.3 s of a 3.4 s warm evaluation on the
-  // 2-core machine), and the header's first build 36-46 s; it pays where many C++ candidates
-  // build cold, not on a warm evaluation.
+  // a cold build (a cached one skips it: has_built_library), and the header's first build
+  // 36-46 s; it pays where many C++ candidates build cold. A CUDA candidate's cold build waits
+  // on its CUDA unit either way (docs/architecture.md, "load_inline build time").
   if (setting.empty() || setting == "off") {
     return std::nullopt;
   }
@@ -95,13 +95,27 @@ std::string prepare_pch(const fs::path& root, const fs::path& python, const std:
   return "";
 }
 
+bool has_built_library(const fs::path& extensions_base) {
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(extensions_base, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->path().extension() == ".so" && it->is_regular_file(error)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 CompileOutcome compile_with_pch(sandbox::WorkerClient& worker,
                                 const std::optional<fs::path>& pch_dir, const fs::path& python,
                                 const std::string& candidate_path, const fs::path& extensions_base,
                                 std::chrono::seconds timeout) {
   const auto start = Clock::now();
+  // A build already in the cache for this source and these settings is loaded, not compiled:
+  // the header's flags need not be found (a torch import, 1.3 s of a warm evaluation).
+  const bool built = has_built_library(extensions_base);
   const std::string unprepared =
-      pch_dir ? prepare_pch(*pch_dir, python, candidate_path, timeout) : "";
+      pch_dir && !built ? prepare_pch(*pch_dir, python, candidate_path, timeout) : "";
   const double prepared_s = std::chrono::duration<double>(Clock::now() - start).count();
   CompileOutcome out = compile_candidate(worker, candidate_path, extensions_base, timeout);
   out.info.seconds += prepared_s;

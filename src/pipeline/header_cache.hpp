@@ -32,9 +32,13 @@ bool offer_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::pat
 std::string prepare_pch(const std::filesystem::path& root, const std::filesystem::path& python,
                         const std::string& candidate, std::chrono::milliseconds deadline);
 
+// Whether `extensions_base` (a candidate's build folder, keyed by its source and the build's
+// settings) holds a built library already: then the compile request loads it, builds nothing.
+bool has_built_library(const std::filesystem::path& extensions_base);
+
 // The compile request (worker_phase.hpp's compile_candidate), after prepare_pch when the compile
-// worker was offered `pch_dir`: the preparation counts in compile.seconds, and a header that
-// could not be prepared is said in compile.pch.
+// worker was offered `pch_dir` and the build is not cached: the preparation counts in
+// compile.seconds, and a header that could not be prepared is said in compile.pch.
 CompileOutcome
 compile_with_pch(sandbox::WorkerClient& worker, const std::optional<std::filesystem::path>& pch_dir,
                  const std::filesystem::path& python, const std::string& candidate_path,

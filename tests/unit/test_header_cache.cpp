@@ -87,5 +87,17 @@ TEST(HeaderCache, TheBuilderRunsAndItsFailureIsASentence) {
   fs::remove_all(dir);
 }
 
+TEST(HeaderCache, ACachedBuildIsSeenSoTheHeaderIsNotPrepared) {
+  const fs::path dir = fs::temp_directory_path() / "kbench-test-built-library";
+  fs::remove_all(dir);
+  EXPECT_FALSE(has_built_library(dir)); // no folder yet
+  fs::create_directories(dir / "torch-2.11.0-py311" / "my_ext");
+  std::ofstream(dir / "torch-2.11.0-py311" / "my_ext" / "main.o") << "";
+  EXPECT_FALSE(has_built_library(dir)); // a build cut short: objects, no library
+  std::ofstream(dir / "torch-2.11.0-py311" / "my_ext" / "my_ext.so") << "";
+  EXPECT_TRUE(has_built_library(dir));
+  fs::remove_all(dir);
+}
+
 } // namespace
 } // namespace kbench
