@@ -1,9 +1,11 @@
 #include "core/json_io.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace kbench {
 
@@ -26,19 +28,32 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   }
 }
 
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& document) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
+void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                           std::filesystem::perms perms) {
+  // A name of its own per write: threads or processes writing the same path at once each
+  // rename a whole file over it, and a reader sees one of them, never a mix.
+  static std::atomic<unsigned long> writes{0};
+  const std::filesystem::path temporary =
+      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
   {
-    std::ofstream out(temporary);
+    std::ofstream out(temporary, std::ios::binary);
     if (!out) {
       throw std::runtime_error(path.string() + ": cannot write the file");
     }
-    out << document.dump(2) << "\n";
+    out << text;
     if (!out) {
       throw std::runtime_error(path.string() + ": write failed");
     }
   }
+  std::filesystem::permissions(temporary, perms);
   std::filesystem::rename(temporary, path);
+}
+
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& document) {
+  write_file_atomically(path, document.dump(2) + "\n",
+                        std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                            std::filesystem::perms::group_read |
+                            std::filesystem::perms::others_read);
 }
 
 std::vector<double> number_array(const nlohmann::json& body, const char* key) {

@@ -26,6 +26,9 @@ namespace kbench {
 nlohmann::json read_json_file(const std::filesystem::path& path);
 // Writes atomically (temporary file + rename) so a reader never sees half a document.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& document);
+// The same for any text, with the file's permissions; throws std::runtime_error naming the path.
+void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                           std::filesystem::perms perms);
 
 // The elements of an array field of a worker's (untrusted) answer, in order. An element that is
 // not a number reads as -1, which callers drop as an invalid sample, so positions still line up.

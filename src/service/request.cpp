@@ -1,12 +1,12 @@
 #include "service/request.hpp"
 
+#include "core/json_io.hpp"
 #include "core/sha256.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sys/stat.h>
 
 namespace kbench::service {
@@ -99,17 +99,11 @@ fs::path resolve_file(const JsonObjectReader& spec, const std::string& role,
   fs::create_directories(limits.sources_dir, ignored);
   ::chmod(limits.sources_dir.c_str(), 0755);
   const fs::path file = limits.sources_dir / (sha256_hex(text) + suffix);
-  if (!fs::exists(file, ignored)) {
-    const fs::path partial = fs::path(file.string() + ".partial." + std::to_string(::getpid()));
-    {
-      std::ofstream out(partial, std::ios::binary);
-      out << text;
-      if (!out) {
-        throw std::runtime_error("cannot write " + partial.string());
-      }
-    }
-    ::chmod(partial.c_str(), 0644);
-    fs::rename(partial, file);
+  if (!fs::exists(file,
+                  ignored)) { // several requests may bring it at once: each renames a whole file
+    write_file_atomically(file, text,
+                          fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::others_read);
   }
   return file;
 }

@@ -166,7 +166,7 @@ TEST(Rewards, AFormulaCombinesItsTerms) {
   EvalResult failed;
   failed.status = Status::compile_error;
   EXPECT_DOUBLE_EQ(compute_reward(formula, failed).value, -2.0);
-  for (const nlohmann::json bad :
+  for (const nlohmann::json& bad :
        {nlohmann::json{{"formula", {{"clip", {2, 1}}}}},
         nlohmann::json{{"formula", {{"failures", {{"nope", 1}}}}}},
         nlohmann::json{{"formula", {{"tiers", {{1}}}}}}, nlohmann::json(3)}) {
