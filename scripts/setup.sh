@@ -27,6 +27,7 @@ declare -A needs=(
   [/usr/include/CLI/CLI.hpp]=libcli11-dev
   [/usr/include/fmt/format.h]=libfmt-dev
   [/usr/include/sqlite3.h]=libsqlite3-dev
+  [curl-config]=libcurl4-openssl-dev
 )
 declare -A wants=(
   [/usr/include/httplib.h]=libcpp-httplib-dev

@@ -24,5 +24,8 @@ Command register_disassemble_command(CLI::App& app);
 Command register_show_command(CLI::App& app);
 Command register_export_command(CLI::App& app);
 Command register_serve_command(CLI::App& app);
+Command register_agent_command(CLI::App& app);
+Command register_replay_command(CLI::App& app);
+Command register_export_trace_command(CLI::App& app);
 
 } // namespace kbench::cli

@@ -262,6 +262,8 @@ nlohmann::json to_json(const EvalResult& r) {
   timing["spot_checks"] = r.timing.spot_checks;
   timing["checked_calls"] = r.timing.checked_calls;
   timing["wall_s"] = maybe(r.timing.wall_s);
+  timing["started_at_unix_s"] = maybe(r.timing.started_at_unix_s);
+  timing["ended_at_unix_s"] = maybe(r.timing.ended_at_unix_s);
   nlohmann::json flags = nlohmann::json::array();
   for (const auto& flag : r.timing.flags) {
     flags.push_back({{"id", flag.id}, {"message", flag.message}});

@@ -145,6 +145,9 @@ struct TimingInfo {
   int checked_calls = 0;                // the candidate's timed calls whose outputs were checked
   std::vector<TimingFlag> flags;
   std::optional<double> wall_s; // the measure phase: the paired blocks and their checks
+  // When the measure phase had the device, as Unix time in seconds (while it held the GPU to
+  // itself, when it shared one): for showing that timed windows never overlapped.
+  std::optional<double> started_at_unix_s, ended_at_unix_s;
 };
 
 // Hardware counters of one side's profiled call (kbench eval --profile; docs/counters.md).

@@ -121,6 +121,8 @@ TimingInfo read_timing(const Reader& in) {
   in.read("spot_checks", t.spot_checks);
   in.read("checked_calls", t.checked_calls);
   in.read("wall_s", t.wall_s);
+  in.read("started_at_unix_s", t.started_at_unix_s);
+  in.read("ended_at_unix_s", t.ended_at_unix_s);
   for (const auto& [value, path] : in.elements("flags")) {
     const Reader flag(*value, path, NullNumbers::nan);
     TimingFlag out;

@@ -39,6 +39,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
 }
@@ -180,8 +184,11 @@ private:
     if (!m_options.no_timing) {
       stage("timing");
       const auto timing_start = Clock::now();
-      const bool measured = measure(reference, candidate);
+      const double started_at_unix_s = unix_seconds();
+      const bool measured = measure(reference, candidate); // replaces m_result.timing
       m_result.timing.wall_s = seconds_since(timing_start);
+      m_result.timing.started_at_unix_s = started_at_unix_s;
+      m_result.timing.ended_at_unix_s = unix_seconds();
       if (!measured) {
         return;
       }

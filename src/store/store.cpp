@@ -193,38 +193,37 @@ std::string Store::add_evaluation(const EvalResult& result, const std::string& k
       "INSERT INTO evaluations ({}, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
       "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       kRowColumns));
-  int c = 1;
-  insert.bind(c++, row.id).bind(c++, key).bind(c++, origin);
+  insert.bind(1, row.id).bind(2, key).bind(3, origin);
   if (suite_id) {
-    insert.bind(c++, *suite_id);
+    insert.bind(4, *suite_id);
   } else {
-    insert.bind_null(c++);
+    insert.bind_null(4);
   }
-  insert.bind(c++, row.created_at)
-      .bind(c++, row.problem_sha256)
-      .bind(c++, row.candidate_sha256)
-      .bind(c++, row.problem_path)
-      .bind(c++, row.candidate_path)
-      .bind(c++, row.status)
-      .bind(c++, row.message)
-      .bind(c++, row.device)
-      .bind(c++, row.device_name)
-      .bind(c++, row.torch_version)
-      .bind(c++, row.kbench_version)
-      .bind(c++, row.variant)
-      .bind(c++, row.precision)
-      .bind(c++, row.speedup)
-      .bind(c++, row.speedup_low)
-      .bind(c++, row.speedup_high)
-      .bind(c++, row.speedup_scored ? 1 : 0)
-      .bind(c++, row.speedup_vs_compiled)
-      .bind(c++, row.speedup_vs_compiled_low)
-      .bind(c++, row.speedup_vs_compiled_high)
-      .bind(c++, row.reference_median_us)
-      .bind(c++, row.candidate_median_us)
-      .bind(c++, joined_flags(row.flags))
-      .bind(c++, row.wall_s)
-      .bind(c++, document);
+  insert.bind(5, row.created_at)
+      .bind(6, row.problem_sha256)
+      .bind(7, row.candidate_sha256)
+      .bind(8, row.problem_path)
+      .bind(9, row.candidate_path)
+      .bind(10, row.status)
+      .bind(11, row.message)
+      .bind(12, row.device)
+      .bind(13, row.device_name)
+      .bind(14, row.torch_version)
+      .bind(15, row.kbench_version)
+      .bind(16, row.variant)
+      .bind(17, row.precision)
+      .bind(18, row.speedup)
+      .bind(19, row.speedup_low)
+      .bind(20, row.speedup_high)
+      .bind(21, row.speedup_scored ? 1 : 0)
+      .bind(22, row.speedup_vs_compiled)
+      .bind(23, row.speedup_vs_compiled_low)
+      .bind(24, row.speedup_vs_compiled_high)
+      .bind(25, row.reference_median_us)
+      .bind(26, row.candidate_median_us)
+      .bind(27, joined_flags(row.flags))
+      .bind(28, row.wall_s)
+      .bind(29, document);
   insert.run();
   transaction.commit();
   return row.id;
