@@ -1,5 +1,7 @@
 #include "store/agent_runs.hpp"
 
+#include "store/id_lookup.hpp"
+
 #include <fmt/format.h>
 
 namespace kbench::store {
@@ -105,29 +107,10 @@ void AgentRuns::finish(const std::string& run_id, const std::string& state,
 }
 
 std::optional<AgentRunRow> AgentRuns::run(const std::string& id_or_prefix) {
-  return m_store.with_database([&](Database& db) -> std::optional<AgentRunRow> {
-    auto exact = db.prepare(fmt::format("SELECT {} FROM agent_runs WHERE id = ?", kRunColumns));
-    exact.bind(1, id_or_prefix);
-    if (exact.step()) {
-      return read_run(exact);
-    }
-    if (id_or_prefix.size() < 4 ||
-        id_or_prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return std::nullopt;
-    }
-    auto prefixed = db.prepare(fmt::format(
-        "SELECT {} FROM agent_runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", kRunColumns));
-    prefixed.bind(1, id_or_prefix).bind(2, id_or_prefix + "g");
-    if (!prefixed.step()) {
-      return std::nullopt;
-    }
-    AgentRunRow found = read_run(prefixed);
-    if (prefixed.step()) {
-      throw StoreError(fmt::format("more than one agent run has an id starting with {:?}; give "
-                                   "more of the id",
-                                   id_or_prefix));
-    }
-    return found;
+  return m_store.with_database([&](Database& db) {
+    return find_by_id_or_prefix<AgentRunRow>(db,
+                                             fmt::format("SELECT {} FROM agent_runs", kRunColumns),
+                                             id_or_prefix, read_run, "agent run");
   });
 }
 

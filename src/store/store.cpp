@@ -2,6 +2,7 @@
 
 #include "core/sha256.hpp"
 #include "sched/paths.hpp"
+#include "store/id_lookup.hpp"
 #include "store/schema.hpp"
 
 #include <fmt/chrono.h>
@@ -89,13 +90,15 @@ std::string source_if_unchanged(const std::string& path, const std::string& sha2
   return sha256_hex(text.str()) == sha256 ? text.str() : std::string();
 }
 
+StoredEvaluation stored_evaluation(const Statement& statement) {
+  return {read_row(statement), nlohmann::json::parse(statement.text(28), nullptr, false)};
+}
+
 std::optional<StoredEvaluation> one_evaluation(Statement& statement) {
   if (!statement.step()) {
     return std::nullopt;
   }
-  StoredEvaluation found{read_row(statement), {}};
-  found.document = nlohmann::json::parse(statement.text(28), nullptr, false);
-  return found;
+  return stored_evaluation(statement);
 }
 
 } // namespace
@@ -231,29 +234,9 @@ std::string Store::add_evaluation(const EvalResult& result, const std::string& k
 
 std::optional<StoredEvaluation> Store::find_evaluation(const std::string& id_or_prefix) {
   std::lock_guard lock(m_mutex);
-  auto exact =
-      m_db.prepare(fmt::format("SELECT {}, document FROM evaluations WHERE id = ?", kRowColumns));
-  exact.bind(1, id_or_prefix);
-  if (auto found = one_evaluation(exact)) {
-    return found;
-  }
-  if (id_or_prefix.size() < 4 ||
-      id_or_prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return std::nullopt;
-  }
-  // Ids are lower-case hex, so the prefix range is [prefix, prefix + "g").
-  auto prefixed = m_db.prepare(fmt::format(
-      "SELECT {}, document FROM evaluations WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-      kRowColumns));
-  prefixed.bind(1, id_or_prefix).bind(2, id_or_prefix + "g");
-  auto found = one_evaluation(prefixed);
-  if (found && prefixed.step()) {
-    throw StoreError(fmt::format("{}: more than one stored evaluation has an id starting with "
-                                 "{:?} ({} and {}); give more of the id",
-                                 m_db.path().string(), id_or_prefix, found->row.id,
-                                 prefixed.text(0)));
-  }
-  return found;
+  return find_by_id_or_prefix<StoredEvaluation>(
+      m_db, fmt::format("SELECT {}, document FROM evaluations", kRowColumns), id_or_prefix,
+      [](const Statement& s) { return stored_evaluation(s); }, "stored evaluation");
 }
 
 std::optional<StoredEvaluation> Store::latest_for_key(const std::string& key) {

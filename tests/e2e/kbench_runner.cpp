@@ -3,9 +3,11 @@
 #include "sched/device_probe.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +35,48 @@ std::string slurp(const fs::path& path) {
 
 std::string repo_path(const std::string& relative) {
   return (fs::path(KBENCH_SOURCE_DIR) / relative).string();
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
+  int out[2];
+  if (pipe(out) != 0) {
+    throw std::runtime_error("pipe");
+  }
+  m_pid = fork();
+  if (m_pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    close(out[1]);
+    std::vector<std::string> args = argv;
+    std::vector<char*> pointers;
+    for (auto& arg : args) {
+      pointers.push_back(arg.data());
+    }
+    pointers.push_back(nullptr);
+    execv(pointers[0], pointers.data());
+    _exit(127);
+  }
+  close(out[1]);
+  char c = 0;
+  while (read(out[0], &c, 1) == 1 && c != '\n') {
+    m_first_line += c;
+  }
+  close(out[0]);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  stop(SIGTERM);
+}
+
+int BackgroundProcess::stop(int signal) {
+  if (m_pid <= 0) {
+    return -1;
+  }
+  kill(m_pid, signal);
+  int status = 0;
+  waitpid(m_pid, &status, 0);
+  m_pid = -1;
+  return status;
 }
 
 bool have_gpu() {

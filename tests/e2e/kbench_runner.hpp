@@ -24,6 +24,23 @@ struct KbenchRun {
 KbenchRun run_kbench(const std::vector<std::string>& args, bool with_json = true);
 
 std::string repo_path(const std::string& relative);
+
+// A program started in the background (`kbench serve`, the scripted model server) whose first
+// line of standard output says it is ready; stopped with SIGTERM when destroyed.
+class BackgroundProcess {
+public:
+  explicit BackgroundProcess(const std::vector<std::string>& argv);
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  ~BackgroundProcess();
+  const std::string& first_line() const { return m_first_line; }
+  // Sends `signal` and waits; returns the wait status (-1 when already stopped).
+  int stop(int signal);
+
+private:
+  int m_pid = -1;
+  std::string m_first_line;
+};
 bool have_gpu();
 
 } // namespace kbench::testing

@@ -50,53 +50,28 @@ json call(const std::string& tool, const std::string& code, const std::string& i
 // python3 tests/fakes/model_server.py --scenario FILE --port 0 [extra], in the background.
 class ModelServer {
 public:
-  ModelServer(const fs::path& scenario, std::vector<std::string> extra = {}) {
-    int out[2];
-    if (pipe(out) != 0) {
-      throw std::runtime_error("pipe");
-    }
-    m_pid = fork();
-    if (m_pid == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      close(out[1]);
-      std::vector<std::string> args = {"/usr/bin/env",
-                                       "python3",
-                                       repo_path("tests/fakes/model_server.py"),
-                                       "--scenario",
-                                       scenario.string(),
-                                       "--port",
-                                       "0"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args) {
-        argv.push_back(a.data());
-      }
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c = 0;
-    while (read(out[0], &c, 1) == 1 && c != '\n') {
-      line += c;
-    }
-    close(out[0]);
-    const auto at = line.find("http://");
+  ModelServer(const fs::path& scenario, std::vector<std::string> extra = {})
+      : m_process([&] {
+          std::vector<std::string> args = {"/usr/bin/env",
+                                           "python3",
+                                           repo_path("tests/fakes/model_server.py"),
+                                           "--scenario",
+                                           scenario.string(),
+                                           "--port",
+                                           "0"};
+          args.insert(args.end(), extra.begin(), extra.end());
+          return args;
+        }()) {
+    const auto at = m_process.first_line().find("http://");
     if (at == std::string::npos) {
-      throw std::runtime_error("the model server did not start: " + line);
+      throw std::runtime_error("the model server did not start: " + m_process.first_line());
     }
-    m_url = line.substr(at);
-  }
-  ~ModelServer() {
-    kill(m_pid, SIGTERM);
-    waitpid(m_pid, nullptr, 0);
+    m_url = m_process.first_line().substr(at);
   }
   const std::string& url() const { return m_url; }
 
 private:
-  pid_t m_pid = -1;
+  BackgroundProcess m_process;
   std::string m_url;
 };
 

@@ -31,53 +31,20 @@ using json = nlohmann::json;
 // `kbench serve --port 0 ...` in the background; the port comes from its first line.
 class Service {
 public:
-  Service(const fs::path& db, std::vector<std::string> extra = {}) {
-    int out[2];
-    if (pipe(out) != 0) {
-      throw std::runtime_error("pipe");
-    }
-    m_pid = fork();
-    if (m_pid == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      close(out[1]);
-      std::vector<std::string> args = {KBENCH_BINARY, "serve", "--db",   db.string(),
-                                       "--port",      "0",     "--jobs", "1"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args) {
-        argv.push_back(a.data());
-      }
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c = 0;
-    while (read(out[0], &c, 1) == 1 && c != '\n') {
-      line += c;
-    }
-    close(out[0]);
-    const auto at = line.find("http://127.0.0.1:");
+  Service(const fs::path& db, std::vector<std::string> extra = {})
+      : m_process([&] {
+          std::vector<std::string> args = {KBENCH_BINARY, "serve", "--db",   db.string(),
+                                           "--port",      "0",     "--jobs", "1"};
+          args.insert(args.end(), extra.begin(), extra.end());
+          return args;
+        }()) {
+    const auto at = m_process.first_line().find("http://127.0.0.1:");
     if (at == std::string::npos) {
-      stop_now(SIGKILL);
-      throw std::runtime_error("kbench serve did not start: " + line);
+      throw std::runtime_error("kbench serve did not start: " + m_process.first_line());
     }
-    m_port = std::stoi(line.substr(at + 17));
+    m_port = std::stoi(m_process.first_line().substr(at + 17));
   }
-  ~Service() { stop_now(SIGTERM); }
-
-  int stop_now(int signal) {
-    if (m_pid <= 0) {
-      return -1;
-    }
-    kill(m_pid, signal);
-    int status = 0;
-    waitpid(m_pid, &status, 0);
-    m_pid = -1;
-    return status;
-  }
+  int stop_now(int signal) { return m_process.stop(signal); }
   httplib::Client client(const std::string& token = "") const {
     httplib::Client c("127.0.0.1", m_port);
     c.set_read_timeout(120, 0);
@@ -88,7 +55,7 @@ public:
   }
 
 private:
-  pid_t m_pid = -1;
+  BackgroundProcess m_process;
   int m_port = 0;
 };
 
