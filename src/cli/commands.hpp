@@ -27,5 +27,6 @@ Command register_serve_command(CLI::App& app);
 Command register_agent_command(CLI::App& app);
 Command register_replay_command(CLI::App& app);
 Command register_export_trace_command(CLI::App& app);
+Command register_report_command(CLI::App& app);
 
 } // namespace kbench::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(kbench::cli::register_agent_command(app));
   commands.push_back(kbench::cli::register_replay_command(app));
   commands.push_back(kbench::cli::register_export_trace_command(app));
+  commands.push_back(kbench::cli::register_report_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -5,6 +5,7 @@
 #include "sched/paths.hpp"
 #include "service/evaluation_service.hpp"
 #include "service/http_api.hpp"
+#include "web/site.hpp"
 
 #include <fmt/format.h>
 
@@ -134,6 +135,13 @@ Command register_serve_command(CLI::App& app) {
         return 64;
       }
       service::EvaluationService evaluations(settings);
+      // The dashboard's pages beside the API, from a connection of their own to the same store.
+      store::Store pages_store(settings.db);
+      http.pages = [&](const std::string& path, const std::map<std::string, std::string>& query) {
+        const auto page = web::render(pages_store, {flags->cache_dir}, path, query, web::Links{});
+        return service::PageAnswer{page.status, page.content_type, page.body};
+      };
+      http.content_security_policy = web::content_security_policy();
       service::HttpApi api(evaluations, http);
       std::thread signals([&] {
         int taken = 0;

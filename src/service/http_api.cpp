@@ -114,6 +114,27 @@ HttpApi::HttpApi(EvaluationService& service, HttpSettings settings)
   http.Get("/v1/health", [&service](const httplib::Request&, httplib::Response& response) {
     reply(response, service.health());
   });
+  // Every other GET: a dashboard page, or a JSON 404 under /v1 (an API client's mistake).
+  const PageRenderer pages = settings.pages;
+  const std::string policy = settings.content_security_policy;
+  http.Get(R"(/.*)", [pages, policy](const httplib::Request& request, httplib::Response& response) {
+    if (request.path.rfind("/v1/", 0) == 0 || !pages) {
+      reply(response, {404, {{"error", fmt::format("no such endpoint: GET {}; the API: {}",
+                                                   request.path, kRoutes)}}});
+      return;
+    }
+    std::map<std::string, std::string> query;
+    for (const auto& [key, value] : request.params) {
+      query[key] = value;
+    }
+    const PageAnswer answer = pages(request.path, query);
+    response.status = answer.status;
+    if (!policy.empty()) {
+      response.set_header("Content-Security-Policy", policy);
+    }
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_content(answer.body, answer.content_type.c_str());
+  });
   http.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (response.status == 404 && response.body.empty()) {
       reply(response, {404,

@@ -5,15 +5,29 @@
 #include "service/evaluation_service.hpp"
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
 namespace kbench::service {
 
+// A page answer from whoever draws the pages (the dashboard, web/site.hpp; the command line
+// wires it in, so that this layer does not depend on that one).
+struct PageAnswer {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+};
+using PageRenderer = std::function<PageAnswer(const std::string& path,
+                                              const std::map<std::string, std::string>& query)>;
+
 struct HttpSettings {
   std::string bind = "127.0.0.1";
-  int port = 8080;   // 0: any free port (port() says which)
-  std::string token; // empty: no token asked for (loopback only)
+  int port = 8080;                     // 0: any free port (port() says which)
+  std::string token;                   // empty: no token asked for (loopback only)
+  PageRenderer pages;                  // GETs outside /v1; none: 404
+  std::string content_security_policy; // sent with every page
 };
 
 bool is_loopback_address(const std::string& address);

@@ -4,12 +4,21 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <sstream>
+
 namespace kbench::store {
 namespace {
 
-constexpr const char* kRunColumns =
-    "id, problem_sha256, problem_path, model, endpoint, tier, sample, state, started_at, "
-    "coalesce(finished_at, ''), coalesce(final_evaluation_id, ''), submitted, config, summary";
+// The run's columns, each prefixed with `table.` when a query joins another table.
+std::string kRunColumnsOf(const std::string& table) {
+  const std::string t = table.empty() ? "" : table + ".";
+  return fmt::format("{0}id, {0}problem_sha256, {0}problem_path, {0}model, {0}endpoint, {0}tier, "
+                     "{0}sample, {0}state, {0}started_at, coalesce({0}finished_at, ''), "
+                     "coalesce({0}final_evaluation_id, ''), {0}submitted, {0}config, {0}summary",
+                     t);
+}
+const std::string kRunColumns = kRunColumnsOf("");
 
 AgentRunRow read_run(const Statement& s) {
   AgentRunRow run;
@@ -30,7 +39,108 @@ AgentRunRow read_run(const Statement& s) {
   return run;
 }
 
+// The filter's clauses over agent_runs r joined with evaluations e, and its values in order.
+std::string where_of(const RunFilter& f, std::vector<std::string>& values) {
+  std::string sql = " WHERE 1";
+  auto add = [&](const std::string& clause, const std::string& value) {
+    sql += " AND " + clause;
+    values.push_back(value);
+  };
+  if (!f.model.empty()) {
+    add("r.model = ?", f.model);
+  }
+  if (!f.tier.empty()) {
+    add("r.tier = ?", f.tier);
+  }
+  if (!f.problem.empty()) {
+    add("r.problem_path LIKE ?", "%" + f.problem + "%");
+  }
+  if (f.level > 0) {
+    add("r.problem_path LIKE ?", fmt::format("%level{}/%", f.level));
+  }
+  if (f.status == "none") {
+    sql += " AND e.status IS NULL";
+  } else if (!f.status.empty()) {
+    add("e.status = ?", f.status);
+  }
+  if (!f.flag.empty()) {
+    add("e.flags LIKE ?", "% " + f.flag + " %");
+  }
+  if (!f.since.empty()) {
+    add("r.started_at >= ?", f.since);
+  }
+  return sql;
+}
+
+std::string order_of(const RunFilter& f) {
+  static const std::map<std::string, std::string> columns = {
+      {"started_at", "r.started_at"}, {"model", "r.model"},     {"problem", "r.problem_path"},
+      {"status", "e.status"},         {"speedup", "e.speedup"}, {"turns", "json_extract(r.summary, '$.turns')"}};
+  const auto found = columns.find(f.sort);
+  const std::string column = found == columns.end() ? "r.started_at" : found->second;
+  return fmt::format(" ORDER BY {} {} NULLS LAST, r.rowid DESC", column,
+                     f.descending ? "DESC" : "ASC");
+}
+
 } // namespace
+
+std::vector<RunListing> AgentRuns::listing(const RunFilter& filter) {
+  return m_store.with_database([&](Database& db) {
+    std::vector<std::string> values;
+    const std::string where = where_of(filter, values);
+    std::string sql = fmt::format(
+        "SELECT {}, coalesce(e.status, ''), e.speedup, e.speedup_low, e.speedup_high, "
+        "e.candidate_median_us, coalesce(e.speedup_scored, 1), coalesce(e.device_name, ''), "
+        "coalesce(e.torch_version, ''), coalesce(e.kbench_version, ''), coalesce(e.flags, '') "
+        "FROM agent_runs r LEFT JOIN evaluations e ON e.id = r.final_evaluation_id{}{}",
+        kRunColumnsOf("r"), where, order_of(filter));
+    if (filter.limit > 0) {
+      sql += fmt::format(" LIMIT {} OFFSET {}", filter.limit, filter.offset);
+    }
+    auto statement = db.prepare(sql);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      statement.bind(static_cast<int>(i + 1), values[i]);
+    }
+    std::vector<RunListing> out;
+    while (statement.step()) {
+      RunListing row;
+      row.run = read_run(statement);
+      int c = 14;
+      row.status = statement.text(c++);
+      row.speedup = statement.optional_real(c++);
+      row.speedup_low = statement.optional_real(c++);
+      row.speedup_high = statement.optional_real(c++);
+      row.candidate_median_us = statement.optional_real(c++);
+      row.speedup_scored = statement.integer(c++) != 0;
+      row.device_name = statement.text(c++);
+      row.torch_version = statement.text(c++);
+      row.kbench_version = statement.text(c++);
+      std::istringstream words(statement.text(c++));
+      for (std::string word; words >> word;) {
+        row.flags.push_back(word);
+      }
+      if (row.run.summary.is_object() && row.run.summary.contains("held_out")) {
+        row.held_out_status = row.run.summary["held_out"].value("status", "");
+      }
+      out.push_back(std::move(row));
+    }
+    return out;
+  });
+}
+
+std::size_t AgentRuns::count(const RunFilter& filter) {
+  return m_store.with_database([&](Database& db) {
+    std::vector<std::string> values;
+    auto statement = db.prepare(
+        "SELECT count(*) FROM agent_runs r LEFT JOIN evaluations e ON e.id = r.final_evaluation_id" +
+        where_of(filter, values));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      statement.bind(static_cast<int>(i + 1), values[i]);
+    }
+    statement.step();
+    return static_cast<std::size_t>(statement.integer(0));
+  });
+}
 
 void AgentRuns::create(const AgentRunRow& run) {
   m_store.with_database([&](Database& db) {

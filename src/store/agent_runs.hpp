@@ -49,6 +49,25 @@ struct TurnRow {
   std::vector<ToolCallRow> calls;
 };
 
+// A run as the lists and the leaderboard show it: the run and its final evaluation's columns.
+struct RunListing {
+  AgentRunRow run;
+  std::string status; // the final evaluation's, "" when there is none
+  std::optional<double> speedup, speedup_low, speedup_high, candidate_median_us;
+  bool speedup_scored = true;
+  std::string device_name, torch_version, kbench_version;
+  std::vector<std::string> flags;
+  std::string held_out_status; // from the run's summary, "" when none was made
+};
+
+struct RunFilter {
+  std::string model, tier, problem, status, flag, since; // "" or 0: any
+  int level = 0;
+  std::string sort = "started_at"; // started_at, model, problem, status, speedup, turns
+  bool descending = true;
+  std::size_t limit = 50, offset = 0; // limit 0: all
+};
+
 class AgentRuns {
 public:
   explicit AgentRuns(Store& store) : m_store(store) {}
@@ -62,6 +81,9 @@ public:
   std::optional<AgentRunRow> run(const std::string& id_or_prefix);
   std::vector<TurnRow> turns(const std::string& run_id);
   std::vector<AgentRunRow> list(std::size_t limit);
+  // Runs with their final evaluations, filtered, sorted and paginated; and how many match.
+  std::vector<RunListing> listing(const RunFilter& filter);
+  std::size_t count(const RunFilter& filter);
 
 private:
   Store& m_store;

@@ -287,6 +287,20 @@ std::size_t Store::count_evaluations(const EvaluationFilter& filter) {
   return statement.step() ? static_cast<std::size_t>(statement.integer(0)) : 0;
 }
 
+std::optional<std::string> Store::problem_source(const std::string& sha256) {
+  std::lock_guard lock(m_mutex);
+  auto statement = m_db.prepare("SELECT source FROM problems WHERE sha256 = ?");
+  statement.bind(1, sha256);
+  return statement.step() ? std::optional(statement.text(0)) : std::nullopt;
+}
+
+std::optional<std::string> Store::candidate_source(const std::string& sha256) {
+  std::lock_guard lock(m_mutex);
+  auto statement = m_db.prepare("SELECT source FROM candidates WHERE sha256 = ?");
+  statement.bind(1, sha256);
+  return statement.step() ? std::optional(statement.text(0)) : std::nullopt;
+}
+
 std::int64_t Store::begin_suite(const std::string& manifest, const nlohmann::json& options) {
   std::lock_guard lock(m_mutex);
   auto statement = m_db.prepare(

@@ -79,6 +79,11 @@ public:
       const std::function<void(const EvaluationRow&, const std::string& document)>& each);
   std::size_t count_evaluations(const EvaluationFilter& filter);
 
+  // The text of a problem or candidate the store has seen, by sha256 ("" when it kept none:
+  // the file had changed before the result was stored).
+  std::optional<std::string> problem_source(const std::string& sha256);
+  std::optional<std::string> candidate_source(const std::string& sha256);
+
   std::int64_t begin_suite(const std::string& manifest, const nlohmann::json& options);
   void finish_suite(std::int64_t suite_id);
 

@@ -168,7 +168,7 @@ TEST_F(ServiceApi, BadRequestsGetA4xxThatNamesTheField) {
   EXPECT_EQ(bad->status, 400);
   EXPECT_CONTAINS(bad->body, "candidate.source");
   EXPECT_EQ(client.Get("/v1/evaluations/0123456789abcdef")->status, 404);
-  const auto nowhere = client.Get("/v2/things");
+  const auto nowhere = client.Get("/v1/things");
   EXPECT_EQ(nowhere->status, 404);
   EXPECT_CONTAINS(nowhere->body, "POST /v1/evaluations");
   // Nothing was queued by any of them.
