@@ -19,7 +19,8 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 #    comes from the Python environment below, so that it matches the interpreter. SQLite's
 #    headers may come from KBENCH_DEPS_DIR instead (the GPU machine cannot install packages:
 #    scripts/gpu-deps.sh prepares that folder here, to be carried). cpp-httplib and pkg-config
-#    are wanted, not needed: without them `kbench serve` is not built.
+#    are wanted, not needed: without them `kbench serve` is not built. Chromium is wanted for
+#    the dashboard's browser tests and bench/web (they skip, saying so, without it).
 declare -A needs=(
   [cmake]=cmake [g++]=g++ [make]=make
   [/usr/include/gtest/gtest.h]=libgtest-dev
@@ -32,6 +33,7 @@ declare -A needs=(
 declare -A wants=(
   [/usr/include/httplib.h]=libcpp-httplib-dev
   [pkg-config]=pkg-config
+  [chromium]=chromium
 )
 deps_dir=${KBENCH_DEPS_DIR:-}
 present() {
@@ -51,7 +53,7 @@ if ((${#missing[@]} + ${#wanted[@]})); then
     say "could not install ${missing[*]}: install them, then run this again"
     exit 1
   else
-    say "could not install ${wanted[*]}: kbench serve will not be built"
+    say "could not install ${wanted[*]}: without cpp-httplib kbench serve is not built; without chromium the browser tests skip"
   fi
 fi
 

@@ -22,24 +22,59 @@ std::string value_of(const Query& query, const std::string& key) {
 
 struct Figure {
   std::string label, a, b;
+  std::optional<double> value_a, value_b; // numbers, for the change column
+  std::string unit;                       // how the change reads: "x" a ratio, else a difference
+  bool significant = false;               // the two figures' intervals do not overlap
 };
 
+std::optional<double> summary_number(const store::RunListing& r, const char* key) {
+  const auto& s = r.run.summary;
+  return s.contains(key) && s[key].is_number() ? std::optional(s[key].get<double>()) : std::nullopt;
+}
+
 std::vector<Figure> figures_of(const store::RunListing& a, const store::RunListing& b) {
-  auto summary = [](const store::RunListing& r, const char* key) {
-    return r.run.summary.contains(key) ? r.run.summary[key].dump() : std::string("—");
-  };
-  return {{"problem", std::filesystem::path(a.run.problem_path).filename().string(),
-           std::filesystem::path(b.run.problem_path).filename().string()},
-          {"model", a.run.model, b.run.model},
-          {"tier", a.run.tier, b.run.tier},
-          {"state", a.run.state, b.run.state},
-          {"final status", a.status, b.status},
-          {"runtime", microseconds(a.candidate_median_us), microseconds(b.candidate_median_us)},
-          {"speedup", figure(a.speedup, "x"), figure(b.speedup, "x")},
-          {"turns", summary(a, "turns"), summary(b, "turns")},
-          {"tool calls", summary(a, "tool_calls"), summary(b, "tool_calls")},
-          {"GPU seconds", summary(a, "gpu_s"), summary(b, "gpu_s")},
-          {"device", a.device_name, b.device_name}};
+  auto text = [](const std::optional<double>& v, int digits) { return figure(v, "", digits); };
+  const bool apart = a.speedup_low && a.speedup_high && b.speedup_low && b.speedup_high &&
+                     (*a.speedup_high < *b.speedup_low || *b.speedup_high < *a.speedup_low);
+  return {
+      {"problem", std::filesystem::path(a.run.problem_path).filename().string(),
+       std::filesystem::path(b.run.problem_path).filename().string()},
+      {"model", a.run.model, b.run.model},
+      {"tier", a.run.tier, b.run.tier},
+      {"state", a.run.state, b.run.state},
+      {"final status", a.status, b.status},
+      {"runtime", microseconds(a.candidate_median_us), microseconds(b.candidate_median_us),
+       a.candidate_median_us, b.candidate_median_us, "x"},
+      {"speedup", figure(a.speedup, "x"), figure(b.speedup, "x"), a.speedup, b.speedup, "x", apart},
+      {"turns", text(summary_number(a, "turns"), 0), text(summary_number(b, "turns"), 0),
+       summary_number(a, "turns"), summary_number(b, "turns"), ""},
+      {"tool calls", text(summary_number(a, "tool_calls"), 0),
+       text(summary_number(b, "tool_calls"), 0), summary_number(a, "tool_calls"),
+       summary_number(b, "tool_calls"), ""},
+      {"GPU seconds", text(summary_number(a, "gpu_s"), 1), text(summary_number(b, "gpu_s"), 1),
+       summary_number(a, "gpu_s"), summary_number(b, "gpu_s"), ""},
+      {"wall seconds", text(summary_number(a, "wall_s"), 1), text(summary_number(b, "wall_s"), 1),
+       summary_number(a, "wall_s"), summary_number(b, "wall_s"), ""},
+      {"device", a.device_name, b.device_name},
+      {"torch", a.torch_version, b.torch_version}};
+}
+
+// B against A: a ratio for runtimes and speedups, a difference for counts.
+std::string change_of(const Figure& f) {
+  if (!f.value_a || !f.value_b) {
+    return "";
+  }
+  std::string change;
+  if (f.unit == "x") {
+    change = *f.value_a != 0 ? fmt::format("{:.2f}x", *f.value_b / *f.value_a) : "";
+  } else {
+    change = fmt::format("{:+g}", *f.value_b - *f.value_a);
+  }
+  if (f.significant) {
+    change +=
+        " <span class=\"sig\" title=\"the two 95 % intervals do not overlap\">significant</span>";
+  }
+  return change;
 }
 
 // The paired bootstrap's 95 % interval of the mean of `log_ratios`.
@@ -59,16 +94,20 @@ std::pair<double, double> bootstrap(const std::vector<double>& log_ratios) {
 }
 
 std::string two_runs(const store::RunListing& a, const store::RunListing& b, const Links& links) {
-  std::string html = fmt::format("<h1>Compare runs</h1><table><tr><th></th><th><a href=\"{}\">{}</a></th>"
-                                 "<th><a href=\"{}\">{}</a></th></tr>",
-                                 attr(links.to("runs", a.run.id)), escape(a.run.id.substr(0, 8)),
-                                 attr(links.to("runs", b.run.id)), escape(b.run.id.substr(0, 8)));
+  std::string html =
+      fmt::format("<h1>Compare runs</h1><table><tr><th></th><th>A: <a href=\"{}\">{}</a></th>"
+                  "<th>B: <a href=\"{}\">{}</a></th><th class=\"num\">B against A</th></tr>",
+                  attr(links.to("runs", a.run.id)), escape(a.run.id.substr(0, 8)),
+                  attr(links.to("runs", b.run.id)), escape(b.run.id.substr(0, 8)));
   for (const auto& f : figures_of(a, b)) {
     const bool differs = f.a != f.b;
-    html += fmt::format("<tr{}><th>{}</th><td>{}</td><td>{}</td></tr>", differs ? " class=\"diff\"" : "",
-                        escape(f.label), escape(f.a), escape(f.b));
+    html += fmt::format("<tr{}><th>{}</th><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                        differs ? " class=\"diff\"" : "", escape(f.label), escape(f.a), escape(f.b),
+                        change_of(f));
   }
-  return html + "</table>";
+  return html + "</table><p class=\"muted\">Highlighted: the rows that differ. Runtime and speedup "
+                "change as a ratio, counts as a difference; a speedup change is marked significant "
+                "when the two bootstrap 95 % intervals do not overlap.</p>";
 }
 
 std::string two_models(const std::vector<store::RunListing>& listing, const std::string& model_a,
@@ -85,9 +124,10 @@ std::string two_models(const std::vector<store::RunListing>& listing, const std:
       slot = &row;
     }
   }
-  std::string html = fmt::format("<h1>Compare {} and {}</h1><table><tr><th>problem</th><th class=\"num\">{}</th>"
-                                 "<th class=\"num\">{}</th><th class=\"num\">ratio</th></tr>",
-                                 escape(model_a), escape(model_b), escape(model_a), escape(model_b));
+  std::string html =
+      fmt::format("<h1>Compare {} and {}</h1><table><tr><th>problem</th><th class=\"num\">{}</th>"
+                  "<th class=\"num\">{}</th><th class=\"num\">ratio</th></tr>",
+                  escape(model_a), escape(model_b), escape(model_a), escape(model_b));
   std::vector<double> log_ratios;
   for (const auto& [problem, a] : first_a) {
     const auto found = first_b.find(problem);
@@ -101,13 +141,16 @@ std::string two_models(const std::vector<store::RunListing>& listing, const std:
     log_ratios.push_back(std::log(sb / sa));
     const bool apart = a->speedup_low && b->speedup_low &&
                        (*a->speedup_high < *b->speedup_low || *b->speedup_high < *a->speedup_low);
-    html += fmt::format("<tr{}><td><a href=\"{}\">{}</a></td><td class=\"num\"><a href=\"{}\">{}</a></td>"
-                        "<td class=\"num\"><a href=\"{}\">{}</a></td><td class=\"num\">{:.2f}x{}</td></tr>",
-                        sa != sb ? " class=\"diff\"" : "", attr(links.to("problems", problem)),
-                        escape(std::filesystem::path(a->run.problem_path).filename().string()),
-                        attr(links.to("runs", a->run.id)), escape(a->status == "ok" ? figure(a->speedup, "x") : a->status),
-                        attr(links.to("runs", b->run.id)), escape(b->status == "ok" ? figure(b->speedup, "x") : b->status),
-                        sb / sa, apart ? " <span class=\"sig\" title=\"the intervals do not overlap\">*</span>" : "");
+    html += fmt::format(
+        "<tr{}><td><a href=\"{}\">{}</a></td><td class=\"num\"><a href=\"{}\">{}</a></td>"
+        "<td class=\"num\"><a href=\"{}\">{}</a></td><td class=\"num\">{:.2f}x{}</td></tr>",
+        sa != sb ? " class=\"diff\"" : "", attr(links.to("problems", problem)),
+        escape(std::filesystem::path(a->run.problem_path).filename().string()),
+        attr(links.to("runs", a->run.id)),
+        escape(a->status == "ok" ? figure(a->speedup, "x") : a->status),
+        attr(links.to("runs", b->run.id)),
+        escape(b->status == "ok" ? figure(b->speedup, "x") : b->status), sb / sa,
+        apart ? " <span class=\"sig\" title=\"the intervals do not overlap\">*</span>" : "");
   }
   html += "</table>";
   if (log_ratios.size() >= 2) {
@@ -146,7 +189,8 @@ PageBody compare_page(store::Store& store, const Query& query, const Links& link
       lb = rb && row.run.id == rb->id ? &row : lb;
     }
     if (la == nullptr || lb == nullptr) {
-      return {"Compare", "<h1>Compare</h1><p>No such run: " + escape(la == nullptr ? a : b) + "</p>", 0, 404};
+      return {"Compare",
+              "<h1>Compare</h1><p>No such run: " + escape(la == nullptr ? a : b) + "</p>", 0, 404};
     }
     return {"Compare runs", two_runs(*la, *lb, links)};
   }

@@ -14,8 +14,8 @@ namespace {
 // One "key: value" cell of a grid; `pointer` is the field's place in the raw document.
 std::string cell(const std::string& key, const std::string& value, const std::string& raw,
                  const std::string& pointer) {
-  return fmt::format("<div><span class=\"k\">{}</span><a href=\"{}#{}\">{}</a></div>",
-                     escape(key), attr(raw), attr(pointer), escape(value));
+  return fmt::format("<div><span class=\"k\">{}</span><a href=\"{}#{}\">{}</a></div>", escape(key),
+                     attr(raw), attr(pointer), escape(value));
 }
 
 std::string side_rows(const std::string& label, const std::optional<TimingSide>& side) {
@@ -39,18 +39,19 @@ std::string counters_section(const CountersInfo& counters) {
     return html + "<p class=\"muted\">" + escape(counters.skipped_reason) + "</p></section>";
   }
   html += fmt::format("<p>SOL score {} · physical limit {} <span class=\"muted\">{}</span></p>",
-                      figure(counters.sol_score, "", 4),
-                      percent(counters.physical_limit_fraction),
+                      figure(counters.sol_score, "", 4), percent(counters.physical_limit_fraction),
                       escape(counters.physical_limit_detail));
   for (const auto& [label, side] :
        {std::pair{"candidate", &counters.candidate}, std::pair{"reference", &counters.reference}}) {
     if (!side->collected) {
-      html += fmt::format("<p>{}: <span class=\"muted\">{}</span></p>", label, escape(side->reason));
+      html +=
+          fmt::format("<p>{}: <span class=\"muted\">{}</span></p>", label, escape(side->reason));
       continue;
     }
     const auto call = side->call.is_object() ? side->call.value("call", nlohmann::json::object())
                                              : nlohmann::json::object();
-    html += fmt::format("<h2>{} call ({} kernel(s))</h2><div class=\"grid\">", label, side->kernels);
+    html +=
+        fmt::format("<h2>{} call ({} kernel(s))</h2><div class=\"grid\">", label, side->kernels);
     // value() answers a copy: bound here so that the loop does not walk a destroyed temporary.
     const auto fields = call.value("fields", nlohmann::json::object());
     for (const auto& [id, field] : fields.items()) {
@@ -83,8 +84,8 @@ std::string status_badge(const std::string& status) {
   if (status.empty()) {
     return "<span class=\"muted\">none</span>";
   }
-  return fmt::format("<span class=\"{}\">{}</span>",
-                     status == "ok" ? "status-ok" : "status-bad", escape(status));
+  return fmt::format("<span class=\"{}\">{}</span>", status == "ok" ? "status-ok" : "status-bad",
+                     escape(status));
 }
 
 int level_of(const std::string& problem_path) {
@@ -106,14 +107,16 @@ std::string evaluation_sections(store::Store& store, const store::StoredEvaluati
   std::string html = "<section><h2>Result</h2><div class=\"grid\">";
   html += fmt::format("<div><span class=\"k\">status</span>{}</div>",
                       status_badge(status_name(r.status)));
-  html += cell("device", r.device_name + " (" + r.device + ")", raw, "/device_name");
-  html += cell("precision · variant", r.precision + " · " + r.variant, raw, "/precision");
-  html += cell("runtime", microseconds(t.candidate ? std::optional(t.candidate->stats_us.median)
-                                                    : std::nullopt),
-               raw, "/timing/candidate/median_us");
-  html += cell("reference runtime",
-               microseconds(t.reference ? std::optional(t.reference->stats_us.median) : std::nullopt),
-               raw, "/timing/reference/median_us");
+  html += cell("device", r.device_name + " (" + r.device + ")", raw, "/config/device_name");
+  html += cell("precision · variant", r.precision + " · " + r.variant, raw, "/config/precision");
+  html +=
+      cell("runtime",
+           microseconds(t.candidate ? std::optional(t.candidate->stats_us.median) : std::nullopt),
+           raw, "/timing/candidate/stats/median_us");
+  html +=
+      cell("reference runtime",
+           microseconds(t.reference ? std::optional(t.reference->stats_us.median) : std::nullopt),
+           raw, "/timing/reference/stats/median_us");
   std::string speedup = figure(t.speedup, "x");
   if (t.speedup && t.speedup_ci) {
     speedup += fmt::format(" [{:.2f}, {:.2f}]", t.speedup_ci->low, t.speedup_ci->high);
@@ -176,8 +179,10 @@ std::string evaluation_sections(store::Store& store, const store::StoredEvaluati
     }
     return std::nullopt;
   };
-  html += cell("candidate peak", bytes(peak(t.candidate)), raw, "/timing/candidate/peak_memory_bytes");
-  html += cell("reference peak", bytes(peak(t.reference)), raw, "/timing/reference/peak_memory_bytes");
+  html +=
+      cell("candidate peak", bytes(peak(t.candidate)), raw, "/timing/candidate/peak_memory_bytes");
+  html +=
+      cell("reference peak", bytes(peak(t.reference)), raw, "/timing/reference/peak_memory_bytes");
   html += cell("peak ratio", figure(t.memory_ratio, "x"), raw, "/timing/memory_ratio");
   html += cell("candidate launches / call",
                figure(t.candidate ? t.candidate->launches_per_call : std::nullopt, "", 1), raw,
@@ -186,9 +191,9 @@ std::string evaluation_sections(store::Store& store, const store::StoredEvaluati
                figure(t.reference ? t.reference->launches_per_call : std::nullopt, "", 1), raw,
                "/timing/reference/launches_per_call");
   html += cell("fusion ratio", figure(t.fusion_ratio, "x"), raw, "/timing/fusion_ratio");
-  html += cell("own-kernel share",
-               percent(t.candidate ? t.candidate->own_kernel_share : std::nullopt), raw,
-               "/timing/candidate/own_kernel_share");
+  html +=
+      cell("own-kernel share", percent(t.candidate ? t.candidate->own_kernel_share : std::nullopt),
+           raw, "/timing/candidate/own_kernel_share");
   html += "</div>";
   if (t.candidate && !t.candidate->kernels_per_call.empty()) {
     html += "<table><tr><th>kernel (candidate)</th><th class=\"num\">per call</th></tr>";
@@ -211,7 +216,8 @@ std::string evaluation_sections(store::Store& store, const store::StoredEvaluati
     html += "<p>No flag, no static-check verdict, no warning.</p>";
   }
   for (const auto& flag : t.flags) {
-    html += fmt::format("<p><span class=\"flag\">{}</span>{}</p>", escape(flag.id), escape(flag.message));
+    html += fmt::format("<p><span class=\"flag\">{}</span>{}</p>", escape(flag.id),
+                        escape(flag.message));
   }
   for (const auto& verdict : r.static_check) {
     html += fmt::format("<p><span class=\"flag\">{} {}</span>{}{}</p>", escape(verdict.severity),
@@ -227,7 +233,8 @@ std::string evaluation_sections(store::Store& store, const store::StoredEvaluati
   html += "</section>";
 
   const std::string reference = store.problem_source(r.problem_sha256).value_or("");
-  html += fmt::format("<section><h2>Reference source</h2><p class=\"muted\">{} (sha256 {})</p><pre>{}</pre></section>",
+  html += fmt::format("<section><h2>Reference source</h2><p class=\"muted\">{} (sha256 "
+                      "{})</p><pre>{}</pre></section>",
                       escape(r.problem_path), escape(r.problem_sha256.substr(0, 16)),
                       escape(reference.empty() ? "(not kept: the file had changed when the result "
                                                  "was stored)"

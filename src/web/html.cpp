@@ -33,11 +33,20 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-std::string attr(std::string_view text) { return escape(text); }
+std::string attr(std::string_view text) {
+  return escape(text);
+}
+
+namespace {
+// What a <meta> may carry (the static report has no headers); frame-ancestors is honoured only
+// as a header, and browsers log an error for it in a meta.
+constexpr const char* kPagePolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+                                    "base-uri 'none'; form-action 'self'";
+} // namespace
 
 const char* content_security_policy() {
-  return "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-         "form-action 'self'; frame-ancestors 'none'";
+  static const std::string header = std::string(kPagePolicy) + "; frame-ancestors 'none'";
+  return header.c_str();
 }
 
 std::string page(const PageFrame& frame, const std::string& body) {
@@ -46,17 +55,19 @@ std::string page(const PageFrame& frame, const std::string& body) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">"
+      "<link rel=\"icon\" href=\"data:,\">" // no /favicon.ico request, no 404 in the console
       "<title>{} · kbench</title><link rel=\"stylesheet\" href=\"{}static/kbench.css\">",
-      attr(content_security_policy()), escape(frame.title), attr(frame.root));
+      attr(kPagePolicy), escape(frame.title), attr(frame.root));
   if (frame.refresh_s > 0) {
     head += fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">", frame.refresh_s);
   }
-  return head + fmt::format(
-                    "</head><body><nav><a class=\"brand\" href=\"{}\">kbench</a> <a href=\"{}\">runs</a> "
-                    "<a href=\"{}\">evaluations</a> <a href=\"{}\">leaderboard</a></nav>"
-                    "<main>{}</main></body></html>\n",
-                    attr(links.to("")), attr(links.to("runs")), attr(links.to("evaluations")),
-                    attr(links.to("leaderboard")), body);
+  return head +
+         fmt::format(
+             "</head><body><nav><a class=\"brand\" href=\"{}\">kbench</a> <a href=\"{}\">runs</a> "
+             "<a href=\"{}\">evaluations</a> <a href=\"{}\">leaderboard</a></nav>"
+             "<main>{}</main></body></html>\n",
+             attr(links.to("")), attr(links.to("runs")), attr(links.to("evaluations")),
+             attr(links.to("leaderboard")), body);
 }
 
 std::string Links::to(std::string_view kind, std::string_view id) const {

@@ -13,14 +13,15 @@ namespace kbench::web {
 std::string escape(std::string_view text); // &, <, >, ", '
 std::string attr(std::string_view text);   // the same, for an attribute's value
 
-// The header every page answer carries (kbench serve) and the static report repeats as a meta.
+// The header every page answer carries (kbench serve); every page repeats it, less
+// frame-ancestors (a header-only directive), as a meta for the static report.
 const char* content_security_policy();
 
 struct PageFrame {
   std::string title;
   std::string root; // the prefix of the site's root: "/" served, "../" or "" in the static report
-  bool static_site = false;  // links end in .html
-  int refresh_s = 0;         // a page of something still running reloads itself
+  bool static_site = false; // links end in .html
+  int refresh_s = 0;        // a page of something still running reloads itself
 };
 
 // The page around `body`: head, stylesheet, navigation.
@@ -31,7 +32,7 @@ struct Links {
   std::string root = "/";
   bool static_site = false;
   std::string to(std::string_view kind, std::string_view id = {}) const; // "runs", "runs/ID"
-  std::string raw_evaluation(std::string_view id) const;                  // its JSON document
+  std::string raw_evaluation(std::string_view id) const;                 // its JSON document
   std::string raw_run(std::string_view id) const;
 };
 

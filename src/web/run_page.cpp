@@ -26,14 +26,19 @@ std::string diff_html(const std::string& before, const std::string& after) {
   std::string html = "<pre class=\"diff-view\">";
   for (const auto& line : line_diff(before, after)) {
     const char* css = line.kind == '+' ? "add" : line.kind == '-' ? "del" : "";
-    html += fmt::format("<span class=\"{}\">{} {}</span>\n", css, line.kind == '@' ? ' ' : line.kind,
-                        escape(line.text));
+    html += fmt::format("<span class=\"{}\">{} {}</span>\n", css,
+                        line.kind == '@' ? ' ' : line.kind, escape(line.text));
   }
   return html + "</pre>";
 }
 
-std::string cell(const std::string& key, const std::string& value) {
-  return fmt::format("<div><span class=\"k\">{}</span>{}</div>", escape(key), value);
+// One header cell; `value` is HTML already. A number links to the document it came from.
+std::string cell(const std::string& key, const std::string& value, const std::string& href = {}) {
+  if (href.empty()) {
+    return fmt::format("<div><span class=\"k\">{}</span>{}</div>", escape(key), value);
+  }
+  return fmt::format("<div><span class=\"k\">{}</span><a href=\"{}\">{}</a></div>", escape(key),
+                     attr(href), value);
 }
 
 } // namespace
@@ -60,13 +65,15 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
   const auto options = config.value("evaluation", nlohmann::json::object());
   const std::string problem_name = std::filesystem::path(run->problem_path).filename().string();
   const int level = level_of(run->problem_path);
+  const std::string raw_run = links.raw_run(run->id);
+  const std::string raw_final = final ? links.raw_evaluation(final->row.id) : std::string();
 
-  std::string html = fmt::format(
-      "<h1>{}{} · {}</h1><p class=\"muted\">run {} · <a href=\"{}\">raw run</a> · <a "
-      "href=\"{}\">problem page</a></p>",
-      level > 0 ? fmt::format("L{} ", level) : "", escape(problem_name),
-      escape(options.value("variant", "standard")), escape(run->id), attr(links.raw_run(run->id)),
-      attr(links.to("problems", run->problem_sha256)));
+  std::string html =
+      fmt::format("<h1>{}{} · {}</h1><p class=\"muted\">run {} · <a href=\"{}\">raw run</a> · <a "
+                  "href=\"{}\">problem page</a></p>",
+                  level > 0 ? fmt::format("L{} ", level) : "", escape(problem_name),
+                  escape(options.value("variant", "standard")), escape(run->id),
+                  attr(links.raw_run(run->id)), attr(links.to("problems", run->problem_sha256)));
   html += "<section><div class=\"grid\">";
   html += cell("state", status_badge(run->state == "submitted" ? "ok" : run->state) +
                             (run->submitted ? "" : " (not submitted)"));
@@ -74,29 +81,42 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
   html += cell("model", escape(run->model));
   html += cell("endpoint", escape(run->endpoint));
   html += cell("tier", escape(run->tier));
-  html += cell("turns / max", fmt::format("{} / {}", summary.value("turns", static_cast<int>(turns.size())),
-                                          config.value("max_turns", 0)));
-  html += cell("tool calls / max", fmt::format("{} / {}", summary.value("tool_calls", 0),
-                                               config.value("max_tool_calls", 0)));
-  html += cell("tokens (in / out)", fmt::format("{} / {} (cached {}, reasoning {})",
-                                                tokens.value("input", 0LL), tokens.value("output", 0LL),
-                                                tokens.value("cached", 0LL), tokens.value("reasoning", 0LL)));
-  html += cell("wall clock", figure(summary.contains("wall_s") ? std::optional(summary.value("wall_s", 0.0))
-                                                                : std::nullopt,
-                                    "s", 1));
-  html += cell("GPU time", figure(summary.value("gpu_s", 0.0), "s", 1));
+  html += cell("turns / max",
+               fmt::format("{} / {}", summary.value("turns", static_cast<int>(turns.size())),
+                           config.value("max_turns", 0)),
+               raw_run);
+  html += cell(
+      "tool calls / max",
+      fmt::format("{} / {}", summary.value("tool_calls", 0), config.value("max_tool_calls", 0)),
+      raw_run);
+  html += cell("tokens (in / out)",
+               fmt::format("{} / {} (cached {}, reasoning {})", tokens.value("input", 0LL),
+                           tokens.value("output", 0LL), tokens.value("cached", 0LL),
+                           tokens.value("reasoning", 0LL)),
+               raw_run);
+  html += cell("wall clock",
+               figure(summary.contains("wall_s") ? std::optional(summary.value("wall_s", 0.0))
+                                                 : std::nullopt,
+                      "s", 1),
+               raw_run);
+  html += cell("GPU time", figure(summary.value("gpu_s", 0.0), "s", 1), raw_run);
   html += cell("backend · precision",
                escape(options.value("device", "auto") + " " + options.value("precision", "fp32")));
   if (result) {
     const auto& t = result->timing;
-    html += cell("runtime", microseconds(t.candidate ? std::optional(t.candidate->stats_us.median)
-                                                      : std::nullopt));
-    html += cell("reference runtime",
-                 microseconds(t.reference ? std::optional(t.reference->stats_us.median) : std::nullopt));
-    html += cell("speedup", t.speedup && t.speedup_ci
-                                ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *t.speedup,
-                                              t.speedup_ci->low, t.speedup_ci->high)
-                                : figure(t.speedup, "x"));
+    html +=
+        cell("runtime",
+             microseconds(t.candidate ? std::optional(t.candidate->stats_us.median) : std::nullopt),
+             raw_final);
+    html +=
+        cell("reference runtime",
+             microseconds(t.reference ? std::optional(t.reference->stats_us.median) : std::nullopt),
+             raw_final);
+    html += cell("speedup",
+                 t.speedup && t.speedup_ci ? fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *t.speedup,
+                                                         t.speedup_ci->low, t.speedup_ci->high)
+                                           : figure(t.speedup, "x"),
+                 raw_final);
   }
   html += cell("started", escape(run->started_at));
   if (summary.contains("held_out")) {
@@ -104,7 +124,8 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
                  status_badge(summary["held_out"].value("status", "")) +
                      fmt::format(" (seed {})", summary["held_out"].value("seed", 0ULL)));
   }
-  html += cell("stopped", escape(summary.value("stop_reason", run->state == "running" ? "running" : "")));
+  html += cell("stopped",
+               escape(summary.value("stop_reason", run->state == "running" ? "running" : "")));
   html += "</div></section>";
 
   // Runtime turn by turn: the timed evaluations the tools made, and the final one.
@@ -120,7 +141,8 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
         }
       }
       const std::string code = kernel_code_of(call.arguments);
-      if (!code.empty() && seen_kernels.insert(call.kernel_sha256.empty() ? code : call.kernel_sha256).second) {
+      if (!code.empty() &&
+          seen_kernels.insert(call.kernel_sha256.empty() ? code : call.kernel_sha256).second) {
         kernels.emplace_back(turn.turn, code);
       }
     }
@@ -143,8 +165,9 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
                         turn.tool_s.value_or(0), turn.usage.value("input", 0LL),
                         turn.usage.value("output", 0LL), turn.truncated ? " · truncated" : "");
     if (!turn.reasoning.empty()) {
-      html += fmt::format("<details><summary>reasoning ({} characters)</summary><pre>{}</pre></details>",
-                          turn.reasoning.size(), escape(turn.reasoning));
+      html += fmt::format(
+          "<details><summary>reasoning ({} characters)</summary><pre>{}</pre></details>",
+          turn.reasoning.size(), escape(turn.reasoning));
     }
     for (const auto& message : turn.request.value("messages_after", nlohmann::json::array())) {
       if (message.value("role", "") == "assistant" && !message.value("content", "").empty()) {
@@ -172,10 +195,11 @@ PageBody run_page(store::Store& store, const std::string& id, const Links& links
     if (kernels.size() > 1) {
       html += "<section><h2>Kernel versions</h2>";
       for (std::size_t k = 1; k < kernels.size(); ++k) {
-        html += fmt::format("<details{}><summary>version {} (turn {}) against version {} (turn "
-                            "{})</summary>{}</details>",
-                            k + 1 == kernels.size() ? " open" : "", k + 1, kernels[k].first, k,
-                            kernels[k - 1].first, diff_html(kernels[k - 1].second, kernels[k].second));
+        html +=
+            fmt::format("<details{}><summary>version {} (turn {}) against version {} (turn "
+                        "{})</summary>{}</details>",
+                        k + 1 == kernels.size() ? " open" : "", k + 1, kernels[k].first, k,
+                        kernels[k - 1].first, diff_html(kernels[k - 1].second, kernels[k].second));
       }
       html += "</section>";
     }

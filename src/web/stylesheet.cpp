@@ -18,11 +18,11 @@ main { max-width: 1280px; margin: 0 auto; padding: 16px 20px 60px; }
 h1 { font-size: 20px; margin: 8px 0 4px; } h2 { font-size: 16px; margin: 24px 0 8px; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
-section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 12px 0; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 12px 0; overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: 8px 16px; }
 .grid div { border-bottom: 1px solid var(--line); padding: 2px 0; }
 .grid .k { color: var(--muted); font-size: 12px; display: block; }

@@ -25,8 +25,8 @@ std::vector<DiffLine> line_diff(const std::string& before, const std::string& af
   std::vector<std::vector<int>> common(n + 1, std::vector<int>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;) {
     for (std::size_t j = m; j-- > 0;) {
-      common[i][j] = a[i] == b[j] ? common[i + 1][j + 1] + 1
-                                  : std::max(common[i + 1][j], common[i][j + 1]);
+      common[i][j] =
+          a[i] == b[j] ? common[i + 1][j + 1] + 1 : std::max(common[i + 1][j], common[i][j + 1]);
     }
   }
   std::vector<DiffLine> all;
@@ -35,10 +35,10 @@ std::vector<DiffLine> line_diff(const std::string& before, const std::string& af
     if (i < n && j < m && a[i] == b[j]) {
       all.push_back({' ', a[i++]});
       ++j;
-    } else if (j < m && (i == n || common[i][j + 1] >= common[i + 1][j])) {
-      all.push_back({'+', b[j++]});
+    } else if (i < n && (j == m || common[i + 1][j] >= common[i][j + 1])) {
+      all.push_back({'-', a[i++]}); // a changed line reads old, then new
     } else {
-      all.push_back({'-', a[i++]});
+      all.push_back({'+', b[j++]});
     }
   }
   // Keep `context` unchanged lines around each change; a longer stretch becomes one '@' line.

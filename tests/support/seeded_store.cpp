@@ -45,9 +45,12 @@ EvalResult result_for(const std::string& problem, const std::string& status, dou
     side.launches_per_call = 4;
     side.peak_memory_bytes = 33000000;
     timing.reference = side;
-    side.stats_us.median = 50.0 / speedup;
-    side.stats_us.p10 = 49.4 / speedup;
-    side.stats_us.p90 = 51.2 / speedup;
+    const auto reference_stats = side.stats_us;
+    for (double SampleStats::*field :
+         {&SampleStats::median, &SampleStats::mean, &SampleStats::std, &SampleStats::min,
+          &SampleStats::max, &SampleStats::p10, &SampleStats::p90}) {
+      side.stats_us.*field = reference_stats.*field / speedup;
+    }
     side.launches_per_call = 1;
     side.kernels_per_call = {{"relu_kernel", 1}};
     side.own_kernel_share = 1.0;
@@ -70,7 +73,9 @@ EvalResult result_for(const std::string& problem, const std::string& status, dou
           {"arithmetic_intensity", {{"value", 0.125}, {"unit", "FLOP/B"}}},
           {"bottleneck", {{"value", "memory"}, {"unit", ""}}},
           {"achieved_occupancy", {{"value", 81.5}, {"unit", "%"}}}}},
-        {"warp_stalls", {{{"reason", "long_scoreboard"}, {"percent", 61.0}}, {{"reason", "other"}, {"percent", 39.0}}}}};
+        {"warp_stalls",
+         {{{"reason", "long_scoreboard"}, {"percent", 61.0}},
+          {{"reason", "other"}, {"percent", 39.0}}}}};
     counters.candidate.call = {{"kernels", {kernel}}, {"call", kernel}};
     counters.reference.reason = "not profiled in this seed";
     counters.sol_score = 0.65;
@@ -81,7 +86,8 @@ EvalResult result_for(const std::string& problem, const std::string& status, dou
 
 std::string add_run(store::Store& store, store::AgentRuns& runs, const std::string& problem,
                     const std::string& model, int sample, const std::string& status, double speedup,
-                    int turns, const std::string& state = "submitted", const std::string& text = "") {
+                    int turns, const std::string& state = "submitted",
+                    const std::string& text = "") {
   const EvalResult final = result_for(problem, status, speedup);
   const std::string evaluation = store.add_evaluation(final, "key-" + store::new_id(), "agent");
   store::AgentRunRow run;
@@ -94,9 +100,12 @@ std::string add_run(store::Store& store, store::AgentRuns& runs, const std::stri
   run.sample = sample;
   run.state = "running";
   run.started_at = fmt::format("2026-12-02T10:{:02d}:00.000Z", sample);
-  run.config = {{"max_turns", std::max(10, turns)}, {"max_tool_calls", 30}, {"evaluation", {{"device", "cuda"}, {"precision", "fp32"}}}};
+  run.config = {{"max_turns", std::max(10, turns)},
+                {"max_tool_calls", 30},
+                {"evaluation", {{"device", "cuda"}, {"precision", "fp32"}}}};
   runs.create(run);
-  const std::string code = "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n# " + text + "\n";
+  const std::string code =
+      "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n# " + text + "\n";
   for (int t = 0; t < turns; ++t) {
     store::TurnRow turn;
     turn.turn = t;
@@ -105,23 +114,36 @@ std::string add_run(store::Store& store, store::AgentRuns& runs, const std::stri
     turn.tool_s = 1.5;
     turn.reasoning = fmt::format("turn {} reasoning {}", t, text);
     turn.usage = {{"input", 1000}, {"output", 200}, {"cached", 0}, {"reasoning", 50}};
-    turn.request = {{"messages_after", {{{"role", "assistant"}, {"content", "I will try this. " + text}}}}};
+    turn.request = {
+        {"messages_after", {{{"role", "assistant"}, {"content", "I will try this. " + text}}}}};
     store::ToolCallRow call;
     call.call_index = 0;
     call.call_id = fmt::format("call_{}", t);
-    call.tool = t + 1 == turns ? "submit_kernel" : "compile_kernel";
-    call.arguments = nlohmann::json{{"kernel_code", code + fmt::format("# version {}\n", t)}}.dump();
+    // Every third turn profiles its kernel: the run page's runtime-by-turn chart has points.
+    const bool profiled = t + 1 < turns && t % 3 == 1;
+    call.tool = t + 1 == turns ? "submit_kernel" : profiled ? "profile_kernel" : "compile_kernel";
+    call.arguments =
+        nlohmann::json{{"kernel_code", code + fmt::format("# version {}\n", t)}}.dump();
     call.result = "compile_kernel: compiled (1.2 s). " + text;
     call.seconds = 1.5;
     call.kernel_sha256 = sha256_hex(code + std::to_string(t));
     call.evaluation_id = t + 1 == turns ? evaluation : "";
+    if (profiled && status == "ok") {
+      const double progress = speedup * (0.4 + 0.6 * t / std::max(1, turns - 1));
+      call.evaluation_id = store.add_evaluation(result_for(problem, "ok", progress),
+                                                "key-" + store::new_id(), "agent");
+    }
     turn.calls.push_back(call);
     runs.add_turn(run.id, turn);
   }
   if (state != "running") {
     runs.finish(run.id, state, evaluation, state == "submitted",
-                {{"turns", turns}, {"tool_calls", turns}, {"tokens", {{"input", 1000 * turns}, {"output", 200 * turns}}},
-                 {"wall_s", 60.0}, {"gpu_s", 8.5}, {"stop_reason", "submitted"},
+                {{"turns", turns},
+                 {"tool_calls", turns},
+                 {"tokens", {{"input", 1000 * turns}, {"output", 200 * turns}}},
+                 {"wall_s", 60.0},
+                 {"gpu_s", 8.5},
+                 {"stop_reason", "submitted"},
                  {"held_out", {{"status", "ok"}, {"seed", 7}}}});
   }
   return run.id;
@@ -129,15 +151,16 @@ std::string add_run(store::Store& store, store::AgentRuns& runs, const std::stri
 
 } // namespace
 
-Seeded seed_store(store::Store& store, const fs::path& folder, int long_turns, int extra_evaluations,
-                  int extra_runs) {
+Seeded seed_store(store::Store& store, const fs::path& folder, int long_turns,
+                  int extra_evaluations, int extra_runs) {
   Seeded seeded;
   store::AgentRuns runs(store);
   std::vector<std::string> problems;
   for (const char* name : {"level1/1_relu.py", "level1/2_gelu.py", "level2/1_linear_relu.py"}) {
     const fs::path file = folder / name;
     fs::create_directories(file.parent_path());
-    std::ofstream(file) << "import torch\nclass Model(torch.nn.Module):\n    pass  # " << name << "\n";
+    std::ofstream(file) << "import torch\nclass Model(torch.nn.Module):\n    pass  # " << name
+                        << "\n";
     problems.push_back(file.string());
   }
   const double speedups[2][3] = {{1.8, 0.9, 2.5}, {1.2, 1.1, 3.0}};

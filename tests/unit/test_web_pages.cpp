@@ -25,8 +25,9 @@ using kbench::testing::kHostile;
 class WebPages : public ::testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::temp_directory_path() / ("kbench-web-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_dir = fs::temp_directory_path() /
+            ("kbench-web-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
     m_store = std::make_unique<store::Store>(m_dir / "results.sqlite");
@@ -72,9 +73,13 @@ TEST_F(WebPages, EveryPageIsDrawnWithTheStoredValues) {
 }
 
 TEST_F(WebPages, TextsFromModelsAndCandidatesAreEscapedEverywhere) {
-  const std::vector<std::string> paths = {
-      "/", "/runs", "/runs/" + m_seeded.hostile_run, "/evaluations", "/leaderboard",
-      "/compare?a=" + m_seeded.hostile_run + "&b=" + m_seeded.run_ids.front()};
+  const std::vector<std::string> paths = {"/",
+                                          "/runs",
+                                          "/runs/" + m_seeded.hostile_run,
+                                          "/evaluations",
+                                          "/leaderboard",
+                                          "/compare?a=" + m_seeded.hostile_run +
+                                              "&b=" + m_seeded.run_ids.front()};
   for (const auto& path : paths) {
     const auto question = path.find('?');
     Query query;
@@ -98,7 +103,8 @@ TEST_F(WebPages, TextsFromModelsAndCandidatesAreEscapedEverywhere) {
   for (const auto& entry : fs::recursive_directory_iterator(site)) {
     if (entry.path().extension() == ".html") {
       std::ifstream in(entry.path());
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
       EXPECT_EQ(text.find("<script"), std::string::npos) << entry.path();
       EXPECT_EQ(text.find("<img src=x"), std::string::npos) << entry.path();
     }
@@ -122,6 +128,23 @@ TEST_F(WebPages, FiltersSortingAndPagesWork) {
   EXPECT_HAS(get("/evaluations", {{"where", "speed>1"}}).body, "no field");
 }
 
+// Every figure of an evaluation links to its place in the raw document: each such link's JSON
+// pointer names a field the stored document has.
+TEST_F(WebPages, EveryFigureLinksToAFieldOfTheRawDocument) {
+  const auto page = get("/evaluations/" + m_seeded.evaluation_id).body;
+  const auto document =
+      nlohmann::json::parse(get("/raw/evaluations/" + m_seeded.evaluation_id + ".json").body);
+  const std::string prefix = "/raw/evaluations/" + m_seeded.evaluation_id + ".json#";
+  int links = 0;
+  for (auto at = page.find(prefix); at != std::string::npos; at = page.find(prefix, at + 1)) {
+    const auto start = at + prefix.size();
+    const std::string pointer = page.substr(start, page.find('"', start) - start);
+    EXPECT_TRUE(document.contains(nlohmann::json::json_pointer(pointer))) << pointer;
+    ++links;
+  }
+  EXPECT_GE(links, 15);
+}
+
 TEST_F(WebPages, ARunStillInProgressReloadsItself) {
   EXPECT_HAS(get("/runs/" + m_seeded.running_run).body, "http-equiv=\"refresh\"");
   EXPECT_EQ(get("/runs/" + m_seeded.run_ids.front()).body.find("http-equiv=\"refresh\""),
@@ -138,6 +161,10 @@ TEST_F(WebPages, TheLeaderboardCountsExcludedRunsApartAndNamesItsBoard) {
 TEST_F(WebPages, CompareHighlightsDifferences) {
   const auto two = get("/compare", {{"a", m_seeded.run_ids[0]}, {"b", m_seeded.run_ids[6]}}).body;
   EXPECT_HAS(two, "class=\"diff\"");
+  EXPECT_HAS(two, "0.67x <span class=\"sig\""); // 1.2x against 1.8x, intervals apart
+  EXPECT_HAS(two, "1.50x");                     // the runtime: 41.67 µs against 27.78 µs
+  const auto same = get("/compare", {{"a", m_seeded.run_ids[0]}, {"b", m_seeded.run_ids[1]}}).body;
+  EXPECT_EQ(same.find("class=\"sig\""), std::string::npos); // 1.8x and 1.89x: intervals overlap
   const auto models = get("/compare", {{"model_a", "model-a"}, {"model_b", "model-b"}}).body;
   EXPECT_HAS(models, "Over 3 problems both attempted");
   EXPECT_HAS(models, "paired bootstrap");
@@ -165,7 +192,8 @@ TEST(Leaderboard, FastPGeomeanAndPassAtKFollowKernelBench) {
   EXPECT_EQ(row.problems, 4);
   EXPECT_DOUBLE_EQ(row.correct_share, 0.75);
   EXPECT_DOUBLE_EQ(row.fast_p.at(0.0), 0.75);
-  EXPECT_DOUBLE_EQ(row.fast_p.at(1.0), 0.5); // 2.0 and 1.2; 0.5 is slower, 4.0's first sample failed
+  EXPECT_DOUBLE_EQ(row.fast_p.at(1.0),
+                   0.5); // 2.0 and 1.2; 0.5 is slower, 4.0's first sample failed
   EXPECT_DOUBLE_EQ(row.fast_p.at(1.5), 0.25);
   EXPECT_NEAR(*row.geomean_correct, std::cbrt(2.0 * 0.5 * 1.2), 1e-12);
   EXPECT_NEAR(*row.geomean_all, std::pow(2.0 * 0.5 * 1.2 * 1.0, 0.25), 1e-12);
@@ -198,6 +226,10 @@ TEST(TextDiff, KeepsContextAroundChanges) {
   EXPECT_EQ(added, 1);
   EXPECT_EQ(removed, 1);
   EXPECT_EQ(skipped, 2);
+  const auto changed = line_diff("old\n", "new\n");
+  ASSERT_EQ(changed.size(), 2u);
+  EXPECT_EQ(changed[0].kind, '-'); // the old line first, as diff -u shows it
+  EXPECT_EQ(changed[1].kind, '+');
   EXPECT_TRUE(line_diff("a\nb\n", "a\nb\n").empty());
 }
 
