@@ -109,6 +109,11 @@ def probe(path: str, variant: str, seed: int, deadline_s: float) -> dict:
 def probe_all(problems, out_path: Path, deadline_s: float = 120.0, log=sys.stderr) -> dict:
     """Probes every problem not already in out_path (JSON lines, appended: resumable)."""
     os.environ.setdefault("KBENCH_DEVICE", "cpu")
+    # A probe loads, it never downloads: level-4 problems' from_pretrained would otherwise retry
+    # the Hugging Face hub for about 23 s each on a machine without network (seen on the H200);
+    # offline, the missing weights are reported as what the problem needs.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch  # noqa: F401 - imported once, before the forks
 
     done = {}

@@ -49,6 +49,12 @@ nlohmann::json key_options(const EvalOptions& run) {
   if (!run.rules.empty() && !names_bundled_rule_set(run.rules)) {
     options["rules"] = fs::weakly_canonical(run.rules).string();
   }
+  // identity_json leaves compile_only out (a run's options, not its result's), but a build
+  // alone is not the evaluation: the agent's compile_kernel stores one, and the service must
+  // not answer a full request with it (seen on the H200: a reward of 0, "compile only").
+  if (run.compile_only) {
+    options["compile_only"] = true;
+  }
   return options;
 }
 

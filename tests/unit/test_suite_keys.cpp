@@ -84,6 +84,16 @@ TEST_F(SuiteKeys, ADeviceOrPrecisionChangeIsAnotherEvaluation) {
   EXPECT_FALSE(evaluation_key(run("a.py")) == evaluation_key(half));
 }
 
+TEST_F(SuiteKeys, ABuildAloneIsNotTheEvaluation) {
+  auto build = run("a.py");
+  build.compile_only = true;
+  auto correctness = run("a.py");
+  correctness.no_timing = true;
+  EXPECT_FALSE(evaluation_key(run("a.py")) == evaluation_key(build));
+  EXPECT_FALSE(evaluation_key(run("a.py")) == evaluation_key(correctness));
+  EXPECT_FALSE(evaluation_key(build) == evaluation_key(correctness));
+}
+
 TEST_F(SuiteKeys, ResumeReusesTheSameKeyOnly) {
   auto other_options = run("b.py");
   other_options.iterations = 5;
