@@ -1,6 +1,8 @@
 # The two commands of the README:
 #   make run    set up this machine, build, evaluate a short tour of the examples
-#               (examples/quick.json: a few minutes), print a table
+#               (examples/quick.json: a few minutes), print a table; then play the recorded
+#               agent run (examples/agent/, no model server) and write its pages
+#               (scripts/replay-demo.sh)
 #   make test   set up, build, run every test this machine can run (GPU tests skip without one)
 # make run-all evaluates every bundled example (examples/examples.json: tens of minutes on a CPU).
 BUILD ?= build
@@ -15,6 +17,7 @@ setup build:
 
 run: build
 	$(BUILD)/kbench suite examples/quick.json
+	scripts/replay-demo.sh $(BUILD)
 
 run-all: build
 	$(BUILD)/kbench suite examples/examples.json

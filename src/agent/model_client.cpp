@@ -103,6 +103,9 @@ double backoff_seconds(const Endpoint& endpoint, int attempt, double retry_after
 }
 
 std::string ModelClient::url() const {
+  if (m_endpoint.replay) {
+    return "replay:" + m_endpoint.replay->file.string();
+  }
   std::string base = m_endpoint.url;
   while (!base.empty() && base.back() == '/') {
     base.pop_back();
@@ -116,6 +119,9 @@ std::string ModelClient::url() const {
 
 ModelReply ModelClient::complete(const std::vector<Message>& messages,
                                  const std::vector<ToolSpec>& tools) {
+  if (m_endpoint.replay) {
+    return replay_reply(*m_endpoint.replay, messages);
+  }
   const std::string target = url();
   const nlohmann::json request =
       build_request(m_endpoint.api, m_endpoint.model, messages, tools, m_endpoint.extra);

@@ -6,11 +6,13 @@
 // refuses. A model server's answer is untrusted input: one that is not the protocol's shape is
 // a bad_reply error, never a crash.
 #include "agent/conversation.hpp"
+#include "agent/replay_model.hpp"
 #include "agent/wire_protocols.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ struct Endpoint {
   int max_retries = 6;
   double backoff_base_s = 1.0, backoff_cap_s = 60.0;
   nlohmann::json extra = nlohmann::json::object(); // more request fields (max_tokens, ...)
+  // --model replay:FILE: the recording played instead of a server (agent/replay_model.hpp).
+  std::shared_ptr<const Recording> replay;
 };
 
 enum class ModelErrorKind {

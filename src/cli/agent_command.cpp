@@ -34,7 +34,9 @@ void add_endpoint_flags(CLI::App& command, EndpointFlags& flags) {
   command.add_option("--endpoint", flags.url,
                      "the model server's base URL (kbench appends /v1/chat/completions or "
                      "/v1/responses)");
-  command.add_option("--model", flags.model, "the model's name on that server");
+  command.add_option("--model", flags.model,
+                     "the model's name on that server, or replay:FILE to play a recording or an "
+                     "exported trace (no server)");
   command.add_option("--api", flags.api, "chat (Chat Completions) or responses")
       ->check(CLI::IsMember({"chat", "responses"}))
       ->capture_default_str();
@@ -46,11 +48,21 @@ void add_endpoint_flags(CLI::App& command, EndpointFlags& flags) {
       ->capture_default_str();
 }
 
+constexpr std::string_view kReplay = "replay:";
+
 agent::Endpoint endpoint_of(const EndpointFlags& flags) {
-  if (flags.url.empty() || flags.model.empty()) {
-    throw std::invalid_argument("--endpoint URL and --model NAME are required");
-  }
   agent::Endpoint endpoint;
+  if (flags.model.rfind(kReplay, 0) == 0) { // the built-in replay model: no server
+    endpoint.model = flags.model;
+    endpoint.replay = std::make_shared<const agent::Recording>(
+        agent::load_recording(flags.model.substr(kReplay.size())));
+    endpoint.url = "replay:" + endpoint.replay->file.string();
+    return endpoint;
+  }
+  if (flags.url.empty() || flags.model.empty()) {
+    throw std::invalid_argument(
+        "--endpoint URL and --model NAME are required (or --model replay:FILE, a recording)");
+  }
   endpoint.url = flags.url;
   endpoint.model = flags.model;
   endpoint.api = flags.api == "responses" ? agent::Api::responses : agent::Api::chat;
@@ -265,6 +277,9 @@ Command register_agent_command(CLI::App& app) {
   const auto run = [command, probe, flags, probe_flags]() -> int {
     try {
       if (probe->parsed()) {
+        if (probe_flags->model.rfind(kReplay, 0) == 0) {
+          throw std::invalid_argument("kbench agent probe: a replay model has no server to probe");
+        }
         const auto rows = agent::probe(endpoint_of(*probe_flags));
         bool all = true;
         for (const auto& row : rows) {

@@ -34,15 +34,18 @@ std::string timing_boxes(const std::vector<BoxSide>& sides) {
     const auto& s = sides[i].stats;
     const double y = 10 + row * i;
     svg += fmt::format("<text x=\"0\" y=\"{:.1f}\">{}</text>", y + 20, escape(sides[i].label));
-    svg += fmt::format("<line class=\"axis\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>",
-                       x(s.min), x(s.max), y + 16, y + 16);
-    svg += fmt::format("<rect class=\"box-{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"20\"/>",
-                       sides[i].css, x(s.p10), y + 6, std::max(1.0, x(s.p90) - x(s.p10)));
-    svg += fmt::format("<line class=\"{}\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke-width=\"3\"/>",
+    svg += fmt::format(
+        "<line class=\"axis\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", x(s.min),
+        x(s.max), y + 16, y + 16);
+    svg += fmt::format(
+        "<rect class=\"box-{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"20\"/>",
+        sides[i].css, x(s.p10), y + 6, std::max(1.0, x(s.p90) - x(s.p10)));
+    svg += fmt::format("<line class=\"{}\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" "
+                       "stroke-width=\"3\"/>",
                        sides[i].css, x(s.median), x(s.median), y + 4, y + 28);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">median {}, p10–p90 {}–{}, n {}</text>",
-                       left, y + 40, microseconds(s.median), microseconds(s.p10),
-                       microseconds(s.p90), s.n);
+    svg +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">median {}, p10–p90 {}–{}, n {}</text>", left,
+                    y + 40, microseconds(s.median), microseconds(s.p10), microseconds(s.p90), s.n);
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text><text x=\"{:.1f}\" y=\"{:.1f}\" "
                      "text-anchor=\"end\">{}</text></svg>",
@@ -92,16 +95,18 @@ std::string runtime_by_turn(const std::vector<TurnPoint>& points) {
   std::string dots;
   for (const auto& p : points) {
     path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x(p.turn), y(p.microseconds));
-    dots += fmt::format("<circle class=\"cand\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>turn {}: "
-                        "{}</title></circle>",
-                        x(p.turn), y(p.microseconds), p.turn, microseconds(p.microseconds));
+    dots +=
+        fmt::format("<circle class=\"cand\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>turn {}: "
+                    "{}</title></circle>",
+                    x(p.turn), y(p.microseconds), p.turn, microseconds(p.microseconds));
   }
   return fmt::format(
       "<svg class=\"chart\" viewBox=\"0 0 660 190\" width=\"660\" height=\"190\" role=\"img\">"
       "<line class=\"axis\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>"
       "<line class=\"axis\" x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\"/>"
       "<text x=\"0\" y=\"{4}\">{5}</text><text x=\"0\" y=\"{2}\">0</text>"
-      "<text x=\"{0}\" y=\"{6}\">turn 0</text><text x=\"{3}\" y=\"{6}\" text-anchor=\"end\">turn {7}</text>"
+      "<text x=\"{0}\" y=\"{6}\">turn 0</text><text x=\"{3}\" y=\"{6}\" text-anchor=\"end\">turn "
+      "{7}</text>"
       "<path class=\"line\" d=\"{8}\"/>{9}</svg>",
       left, top, top + height, left + width, top + 10, microseconds(most), top + height + 18,
       last_turn, path, dots);
@@ -112,17 +117,18 @@ std::string roofline(const EvalResult& result) {
     return "";
   }
   const auto& gpu = result.counters->gpu;
-  const double bandwidth_gbs = gpu.value("dram_bandwidth_gbs", nlohmann::json::object()).value("value", 0.0);
+  const double bandwidth_gbs =
+      gpu.value("dram_bandwidth_gbs", nlohmann::json::object()).value("value", 0.0);
   std::vector<counters::RooflineRoof> roofs;
   const auto peaks = gpu.value("dense_tflops", nlohmann::json::object()); // items() must not
-  for (const auto& [precision, peak] : peaks.items()) {                    // walk a temporary
+  for (const auto& [precision, peak] : peaks.items()) {                   // walk a temporary
     if (precision != "int8" && peak.is_object() && peak.value("value", 0.0) > 0) {
       roofs.push_back({precision, peak.value("value", 0.0) * 1e12});
     }
   }
   std::vector<counters::RooflinePoint> points;
-  for (const auto& [side, counters] :
-       {std::pair{"candidate", &result.counters->candidate}, std::pair{"reference", &result.counters->reference}}) {
+  for (const auto& [side, counters] : {std::pair{"candidate", &result.counters->candidate},
+                                       std::pair{"reference", &result.counters->reference}}) {
     if (!counters->collected) {
       continue;
     }
@@ -133,12 +139,13 @@ std::string roofline(const EvalResult& result) {
       const auto fields = kernel.value("fields", nlohmann::json::object());
       const auto value = [&](const char* id) {
         const auto field = fields.value(id, nlohmann::json::object());
-        return field.contains("value") && field["value"].is_number() ? field["value"].get<double>() : 0.0;
+        return field.contains("value") && field["value"].is_number() ? field["value"].get<double>()
+                                                                     : 0.0;
       };
       const double intensity = value("arithmetic_intensity");
       // FLOP per byte times the bytes per second it moved: the FLOP/s it achieved.
-      points.push_back({kernel.value("name", ""), side, intensity,
-                        intensity * value("dram_bandwidth") * 1e9});
+      points.push_back(
+          {kernel.value("name", ""), side, intensity, intensity * value("dram_bandwidth") * 1e9});
     }
   }
   if (bandwidth_gbs <= 0 || points.empty()) {

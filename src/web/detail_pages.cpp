@@ -22,7 +22,8 @@ PageBody evaluation_page(store::Store& store, const std::string& id, const Links
       escape(row.origin), attr(links.raw_evaluation(row.id)),
       attr(links.to("problems", row.problem_sha256)));
   html += evaluation_sections(store, *stored, links);
-  if (const auto source = store.candidate_source(row.candidate_sha256); source && !source->empty()) {
+  if (const auto source = store.candidate_source(row.candidate_sha256);
+      source && !source->empty()) {
     html += "<section><h2>Candidate source</h2><pre>" + escape(*source) + "</pre></section>";
   }
   return {std::filesystem::path(row.candidate_path).filename().string(), html};
@@ -49,20 +50,24 @@ PageBody problem_page(store::Store& store, const SiteOptions& options, const std
       if (!check) {
         continue;
       }
-      checks += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>", device, variant,
-                            status_badge(check->value("verdict", "") == "pass" ? "ok" : check->value("verdict", "")));
+      checks += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>", device, variant,
+          status_badge(check->value("verdict", "") == "pass" ? "ok" : check->value("verdict", "")));
       for (const auto& finding : check->value("findings", nlohmann::json::array())) {
         checks += fmt::format("<div><span class=\"flag\">{}</span>{}</div>",
-                              escape(finding.value("severity", "")), escape(finding.value("message", "")));
+                              escape(finding.value("severity", "")),
+                              escape(finding.value("message", "")));
       }
       checks += "</td></tr>";
     }
   }
-  html += "<section><h2>Problem check</h2>" +
-          (checks.empty() ? std::string("<p class=\"muted\">not checked (kbench problems check)</p>")
-                          : "<table><tr><th>device</th><th>variant</th><th>verdict</th><th>findings</th></tr>" +
-                                checks + "</table>") +
-          "</section>";
+  html +=
+      "<section><h2>Problem check</h2>" +
+      (checks.empty()
+           ? std::string("<p class=\"muted\">not checked (kbench problems check)</p>")
+           : "<table><tr><th>device</th><th>variant</th><th>verdict</th><th>findings</th></tr>" +
+                 checks + "</table>") +
+      "</section>";
   store::AgentRuns runs(store);
   store::RunFilter all;
   all.limit = 0;
@@ -71,21 +76,29 @@ PageBody problem_page(store::Store& store, const SiteOptions& options, const std
     if (row.run.problem_sha256 != sha256) {
       continue;
     }
-    run_rows += fmt::format("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
-                            attr(links.to("runs", row.run.id)), escape(row.run.id.substr(0, 8)),
-                            escape(row.run.model), escape(row.run.tier), escape(row.run.state),
-                            status_badge(row.status), figure(row.speedup, "x"));
+    run_rows += fmt::format(
+        "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td "
+        "class=\"num\">{}</td></tr>",
+        attr(links.to("runs", row.run.id)), escape(row.run.id.substr(0, 8)), escape(row.run.model),
+        escape(row.run.tier), escape(row.run.state), status_badge(row.status),
+        figure(row.speedup, "x"));
   }
   if (!run_rows.empty()) {
-    html += "<section><h2>Agent runs</h2><table><tr><th>run</th><th>model</th><th>tier</th><th>state</th><th>final</th><th class=\"num\">speedup</th></tr>" +
+    html += "<section><h2>Agent "
+            "runs</h2><table><tr><th>run</th><th>model</th><th>tier</th><th>state</th><th>final</"
+            "th><th class=\"num\">speedup</th></tr>" +
             run_rows + "</table></section>";
   }
-  html += "<section><h2>Evaluations</h2><table><tr><th>evaluation</th><th>origin</th><th>candidate</th><th>status</th><th class=\"num\">runtime</th><th class=\"num\">speedup</th></tr>";
+  html +=
+      "<section><h2>Evaluations</h2><table><tr><th>evaluation</th><th>origin</th><th>candidate</"
+      "th><th>status</th><th class=\"num\">runtime</th><th class=\"num\">speedup</th></tr>";
   for (const auto& row : evaluations) {
-    html += fmt::format("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                        attr(links.to("evaluations", row.id)), escape(row.id.substr(0, 8)),
-                        escape(row.origin), escape(std::filesystem::path(row.candidate_path).filename().string()),
-                        status_badge(row.status), microseconds(row.candidate_median_us), figure(row.speedup, "x"));
+    html += fmt::format(
+        "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+        attr(links.to("evaluations", row.id)), escape(row.id.substr(0, 8)), escape(row.origin),
+        escape(std::filesystem::path(row.candidate_path).filename().string()),
+        status_badge(row.status), microseconds(row.candidate_median_us), figure(row.speedup, "x"));
   }
   html += "</table></section>";
   if (source && !source->empty()) {

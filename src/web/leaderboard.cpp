@@ -25,7 +25,9 @@ std::optional<double> median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-bool correct(const BoardRun& run) { return run.status == "ok"; }
+bool correct(const BoardRun& run) {
+  return run.status == "ok";
+}
 
 } // namespace
 

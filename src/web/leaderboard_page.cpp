@@ -13,7 +13,8 @@ namespace kbench::web {
 namespace {
 
 std::string fingerprint_of(const store::RunListing& row) {
-  return fmt::format("{} · torch {} · kbench {}", row.device_name.empty() ? "no device" : row.device_name,
+  return fmt::format("{} · torch {} · kbench {}",
+                     row.device_name.empty() ? "no device" : row.device_name,
                      row.torch_version.empty() ? "?" : row.torch_version,
                      row.kbench_version.empty() ? "?" : row.kbench_version);
 }
@@ -75,53 +76,66 @@ PageBody leaderboard_page(store::Store& store, const Query& query, const Links& 
       }
     }
   }
-  html += fmt::format("<p>Showing <b>{}</b>: results from other GPUs or software versions are never "
-                      "averaged in.",
-                      escape(shown));
+  html +=
+      fmt::format("<p>Showing <b>{}</b>: results from other GPUs or software versions are never "
+                  "averaged in.",
+                  escape(shown));
   if (boards.size() > 1 && !links.static_site) {
     html += " Others:";
     for (const auto& [name, members] : boards) {
       if (name != shown) {
         std::string encoded;
         for (unsigned char c : name) {
-          encoded += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+          encoded +=
+              std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
         }
-        html += fmt::format(" <a href=\"{}?board={}\">{}</a> ({} runs)", attr(links.to("leaderboard")),
-                            attr(encoded), escape(name), members.size());
+        html +=
+            fmt::format(" <a href=\"{}?board={}\">{}</a> ({} runs)", attr(links.to("leaderboard")),
+                        attr(encoded), escape(name), members.size());
       }
     }
   }
-  html += "</p><section><table><tr><th>model</th><th>tier</th><th>level</th><th class=\"num\">problems</th>"
+  html += "</p><section><table><tr><th>model</th><th>tier</th><th>level</th><th "
+          "class=\"num\">problems</th>"
           "<th class=\"num\">correct</th>";
   for (double p : fast_p_thresholds()) {
     html += fmt::format("<th class=\"num\">fast_{:g}</th>", p);
   }
-  html += "<th class=\"num\">geomean (correct)</th><th class=\"num\">geomean (all; a failure is 1x)</th>"
-          "<th class=\"num\">median speedup</th><th class=\"num\">pass@1</th><th class=\"num\">pass@k</th>"
+  html += "<th class=\"num\">geomean (correct)</th><th class=\"num\">geomean (all; a failure is "
+          "1x)</th>"
+          "<th class=\"num\">median speedup</th><th class=\"num\">pass@1</th><th "
+          "class=\"num\">pass@k</th>"
           "<th class=\"num\">turns</th><th class=\"num\">tokens</th><th class=\"num\">GPU s</th>"
           "<th class=\"num\">wall s</th><th class=\"num\">excluded</th></tr>";
   for (const auto& row : leaderboard(boards[shown])) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                        escape(row.model), escape(row.tier), row.level > 0 ? std::to_string(row.level) : "—",
-                        row.problems, percent(row.correct_share));
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+        escape(row.model), escape(row.tier), row.level > 0 ? std::to_string(row.level) : "—",
+        row.problems, percent(row.correct_share));
     for (double p : fast_p_thresholds()) {
-      html += "<td class=\"num\">" + percent(row.fast_p.count(p) ? std::optional(row.fast_p.at(p)) : std::nullopt) + "</td>";
+      html += "<td class=\"num\">" +
+              percent(row.fast_p.count(p) ? std::optional(row.fast_p.at(p)) : std::nullopt) +
+              "</td>";
     }
     html += fmt::format(
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{} of {}</td></tr>",
-        with_ci(row.geomean_correct, row.geomean_correct_ci), with_ci(row.geomean_all, row.geomean_all_ci),
-        figure(row.median_speedup, "x"), percent(row.pass_at_1),
+        with_ci(row.geomean_correct, row.geomean_correct_ci),
+        with_ci(row.geomean_all, row.geomean_all_ci), figure(row.median_speedup, "x"),
+        percent(row.pass_at_1),
         row.pass_at_k ? fmt::format("{} (k={})", percent(row.pass_at_k), row.k) : "—",
-        figure(row.median_turns, "", 1), figure(row.median_tokens, "", 0), figure(row.median_gpu_s, "", 1),
-        figure(row.median_wall_s, "", 1), row.excluded, row.runs);
+        figure(row.median_turns, "", 1), figure(row.median_tokens, "", 0),
+        figure(row.median_gpu_s, "", 1), figure(row.median_wall_s, "", 1), row.excluded, row.runs);
   }
-  html += "</table></section><p class=\"muted\">fast_p: the share of problems whose first sample is "
-          "correct and faster than p x the reference (KernelBench). Geometric means with bootstrap "
-          "95 % intervals over problems; turns, tokens, GPU and wall seconds are medians over the "
-          "correct runs. Excluded (counted, never averaged): timing ruled invalid, rejected, a "
-          "trivial answer's speedup, or a failed held-out re-check.</p>";
+  html +=
+      "</table></section><p class=\"muted\">fast_p: the share of problems whose first sample is "
+      "correct and faster than p x the reference (KernelBench). Geometric means with bootstrap "
+      "95 % intervals over problems; turns, tokens, GPU and wall seconds are medians over the "
+      "correct runs. Excluded (counted, never averaged): timing ruled invalid, rejected, a "
+      "trivial answer's speedup, or a failed held-out re-check.</p>";
   return {"Leaderboard", html};
 }
 

@@ -50,10 +50,11 @@ std::string input(const std::string& name, const std::string& value, const std::
                      attr(value));
 }
 
-std::string pager(const Links& links, const std::string& kind, const Query& query,
-                  std::size_t page, std::size_t total) {
+std::string pager(const Links& links, const std::string& kind, const Query& query, std::size_t page,
+                  std::size_t total) {
   const std::size_t pages = std::max<std::size_t>(1, (total + kPageSize - 1) / kPageSize);
-  std::string html = fmt::format("<p class=\"pager\">{} in all · page {} of {} ", total, page, pages);
+  std::string html =
+      fmt::format("<p class=\"pager\">{} in all · page {} of {} ", total, page, pages);
   if (!links.static_site) {
     if (page > 1) {
       html += fmt::format("<a href=\"{}{}\">previous</a>", attr(links.to(kind)),
@@ -64,7 +65,8 @@ std::string pager(const Links& links, const std::string& kind, const Query& quer
                           attr(with(query, "page", std::to_string(page + 1))));
     }
   } else if (pages > 1) {
-    html += "<span class=\"muted\">(the static report holds the first page; kbench serve has all)</span>";
+    html += "<span class=\"muted\">(the static report holds the first page; kbench serve has "
+            "all)</span>";
   }
   return html + "</p>";
 }
@@ -77,20 +79,25 @@ PageBody index_page(store::Store& store, const Links& links) {
   const std::size_t run_count = runs.count(everything);
   const std::size_t evaluation_count = store.count_evaluations({});
   std::string html = fmt::format(
-      "<h1>kbench</h1><section><p>{} agent run(s) and {} stored evaluation(s) in <code>{}</code>.</p>"
-      "<p><a href=\"{}\">Agent runs</a> · <a href=\"{}\">Evaluations</a> · <a href=\"{}\">Leaderboard</a></p></section>",
+      "<h1>kbench</h1><section><p>{} agent run(s) and {} stored evaluation(s) in "
+      "<code>{}</code>.</p>"
+      "<p><a href=\"{}\">Agent runs</a> · <a href=\"{}\">Evaluations</a> · <a "
+      "href=\"{}\">Leaderboard</a></p></section>",
       run_count, evaluation_count, escape(store.path().string()), attr(links.to("runs")),
       attr(links.to("evaluations")), attr(links.to("leaderboard")));
   store::RunFilter recent;
   recent.limit = 10;
   const auto latest = runs.listing(recent);
   if (!latest.empty()) {
-    html += "<section><h2>Latest runs</h2><table><tr><th>run</th><th>problem</th><th>model</th><th>state</th><th>final</th></tr>";
+    html += "<section><h2>Latest "
+            "runs</h2><table><tr><th>run</th><th>problem</th><th>model</th><th>state</"
+            "th><th>final</th></tr>";
     for (const auto& row : latest) {
-      html += fmt::format("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                          attr(links.to("runs", row.run.id)), escape(row.run.id.substr(0, 8)),
-                          escape(std::filesystem::path(row.run.problem_path).filename().string()),
-                          escape(row.run.model), escape(row.run.state), status_badge(row.status));
+      html += fmt::format(
+          "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+          attr(links.to("runs", row.run.id)), escape(row.run.id.substr(0, 8)),
+          escape(std::filesystem::path(row.run.problem_path).filename().string()),
+          escape(row.run.model), escape(row.run.state), status_badge(row.status));
     }
     html += "</table></section>";
   }
@@ -121,7 +128,8 @@ PageBody runs_page(store::Store& store, const Query& query, const Links& links) 
 
   std::string html = "<h1>Agent runs</h1>";
   if (!links.static_site) {
-    html += fmt::format("<form class=\"filters\" method=\"get\" action=\"{}\">", attr(links.to("runs")));
+    html += fmt::format("<form class=\"filters\" method=\"get\" action=\"{}\">",
+                        attr(links.to("runs")));
     html += input("model", filter.model, "model") + input("tier", filter.tier, "tier") +
             input("problem", filter.problem, "problem contains") +
             input("level", value_of(query, "level"), "level") +
@@ -142,10 +150,10 @@ PageBody runs_page(store::Store& store, const Query& query, const Links& links) 
                        attr(with(sorted, "order", order)), escape(label),
                        current ? (filter.descending ? " ▼" : " ▲") : "");
   };
-  html += "<table><tr>" + header("started_at", "started") + "<th>run</th>" + header("problem", "problem") +
-          "<th>level</th>" + header("model", "model") + "<th>tier</th><th>state</th>" +
-          header("status", "final") + header("speedup", "speedup") + header("turns", "turns") +
-          "<th>flags</th></tr>";
+  html += "<table><tr>" + header("started_at", "started") + "<th>run</th>" +
+          header("problem", "problem") + "<th>level</th>" + header("model", "model") +
+          "<th>tier</th><th>state</th>" + header("status", "final") + header("speedup", "speedup") +
+          header("turns", "turns") + "<th>flags</th></tr>";
   for (const auto& row : rows) {
     std::string flags;
     for (const auto& flag : row.flags) {
@@ -155,7 +163,8 @@ PageBody runs_page(store::Store& store, const Query& query, const Links& links) 
     html += fmt::format(
         "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-        escape(row.run.started_at), attr(links.to("runs", row.run.id)), escape(row.run.id.substr(0, 8)),
+        escape(row.run.started_at), attr(links.to("runs", row.run.id)),
+        escape(row.run.id.substr(0, 8)),
         escape(std::filesystem::path(row.run.problem_path).filename().string()),
         level > 0 ? std::to_string(level) : "—", escape(row.run.model), escape(row.run.tier),
         escape(row.run.state), status_badge(row.status), figure(row.speedup, "x"),
@@ -173,7 +182,7 @@ PageBody evaluations_page(store::Store& store, const Query& query, const Links& 
     try {
       std::vector<std::string> conditions;
       std::size_t start = 0;
-      for (std::size_t comma = where.find(','); ; comma = where.find(',', start)) {
+      for (std::size_t comma = where.find(',');; comma = where.find(',', start)) {
         conditions.push_back(where.substr(start, comma - start));
         if (comma == std::string::npos) {
           break;
@@ -190,29 +199,34 @@ PageBody evaluations_page(store::Store& store, const Query& query, const Links& 
   const std::size_t total = store.count_evaluations(filter);
   std::string html = "<h1>Evaluations</h1>";
   if (!links.static_site) {
-    html += fmt::format("<form class=\"filters\" method=\"get\" action=\"{}\">{}<button "
-                        "type=\"submit\">filter</button></form>",
-                        attr(links.to("evaluations")),
-                        input("where", where, "FIELD OP VALUE, comma-separated (status=ok,speedup>=1.5)"));
+    html += fmt::format(
+        "<form class=\"filters\" method=\"get\" action=\"{}\">{}<button "
+        "type=\"submit\">filter</button></form>",
+        attr(links.to("evaluations")),
+        input("where", where, "FIELD OP VALUE, comma-separated (status=ok,speedup>=1.5)"));
   }
   if (!problem.empty()) {
     html += "<p class=\"status-bad\">" + escape(problem) + "</p>";
   }
-  html += "<table><tr><th>created</th><th>evaluation</th><th>origin</th><th>problem</th><th>candidate</th>"
-          "<th>device</th><th>status</th><th class=\"num\">runtime</th><th class=\"num\">speedup</th><th>flags</th></tr>";
+  html += "<table><tr><th>created</th><th>evaluation</th><th>origin</th><th>problem</"
+          "th><th>candidate</th>"
+          "<th>device</th><th>status</th><th class=\"num\">runtime</th><th "
+          "class=\"num\">speedup</th><th>flags</th></tr>";
   for (const auto& row : rows) {
     std::string flags;
     for (const auto& flag : row.flags) {
       flags += "<span class=\"flag\">" + escape(flag) + "</span>";
     }
     html += fmt::format(
-        "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td>"
+        "<tr><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><a "
+        "href=\"{}\">{}</a></td><td>{}</td>"
         "<td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
         escape(row.created_at), attr(links.to("evaluations", row.id)), escape(row.id.substr(0, 8)),
         escape(row.origin), attr(links.to("problems", row.problem_sha256)),
         escape(std::filesystem::path(row.problem_path).filename().string()),
-        escape(std::filesystem::path(row.candidate_path).filename().string()), escape(row.device_name),
-        status_badge(row.status), microseconds(row.candidate_median_us), figure(row.speedup, "x"), flags);
+        escape(std::filesystem::path(row.candidate_path).filename().string()),
+        escape(row.device_name), status_badge(row.status), microseconds(row.candidate_median_us),
+        figure(row.speedup, "x"), flags);
   }
   html += "</table>" + pager(links, "evaluations", query, page, total);
   return {"Evaluations", html};

@@ -50,23 +50,36 @@ Response raw(store::Store& store, const std::string& rest) {
       for (const auto& turn : runs.turns(run->id)) {
         nlohmann::json calls = nlohmann::json::array();
         for (const auto& call : turn.calls) {
-          calls.push_back({{"call_id", call.call_id}, {"tool", call.tool}, {"arguments", call.arguments},
-                           {"result", call.result}, {"kernel_sha256", call.kernel_sha256},
+          calls.push_back({{"call_id", call.call_id},
+                           {"tool", call.tool},
+                           {"arguments", call.arguments},
+                           {"result", call.result},
+                           {"kernel_sha256", call.kernel_sha256},
                            {"evaluation_id", call.evaluation_id}});
         }
-        turns.push_back({{"turn", turn.turn}, {"started_at", turn.started_at}, {"request", turn.request},
-                         {"reasoning", turn.reasoning}, {"usage", turn.usage}, {"truncated", turn.truncated},
+        turns.push_back({{"turn", turn.turn},
+                         {"started_at", turn.started_at},
+                         {"request", turn.request},
+                         {"reasoning", turn.reasoning},
+                         {"usage", turn.usage},
+                         {"truncated", turn.truncated},
                          {"tool_calls", calls}});
       }
-      const nlohmann::json document = {{"id", run->id}, {"model", run->model}, {"endpoint", run->endpoint},
-                                       {"tier", run->tier}, {"state", run->state},
-                                       {"problem_path", run->problem_path}, {"config", run->config},
-                                       {"summary", run->summary}, {"final_evaluation_id", run->final_evaluation_id},
+      const nlohmann::json document = {{"id", run->id},
+                                       {"model", run->model},
+                                       {"endpoint", run->endpoint},
+                                       {"tier", run->tier},
+                                       {"state", run->state},
+                                       {"problem_path", run->problem_path},
+                                       {"config", run->config},
+                                       {"summary", run->summary},
+                                       {"final_evaluation_id", run->final_evaluation_id},
                                        {"turns", turns}};
       return {200, "application/json", document.dump(2) + "\n"};
     }
   }
-  return {404, "application/json", nlohmann::json{{"error", "no such document: " + rest}}.dump() + "\n"};
+  return {404, "application/json",
+          nlohmann::json{{"error", "no such document: " + rest}}.dump() + "\n"};
 }
 
 } // namespace
@@ -86,7 +99,8 @@ Response render(store::Store& store, const SiteOptions& options, const std::stri
   } else if (kind == "runs") {
     body = rest.empty() ? runs_page(store, query, links) : run_page(store, rest, links);
   } else if (kind == "evaluations") {
-    body = rest.empty() ? evaluations_page(store, query, links) : evaluation_page(store, rest, links);
+    body =
+        rest.empty() ? evaluations_page(store, query, links) : evaluation_page(store, rest, links);
   } else if (kind == "problems" && !rest.empty()) {
     body = problem_page(store, options, rest, links);
   } else if (kind == "leaderboard") {
@@ -122,7 +136,8 @@ std::size_t export_site(store::Store& store, const SiteOptions& options, const f
   all.limit = 0;
   std::set<std::string> problems;
   for (const auto& row : runs.listing(all)) {
-    write("runs/" + row.run.id + ".html", render(store, options, "/runs/" + row.run.id, none, nested).body);
+    write("runs/" + row.run.id + ".html",
+          render(store, options, "/runs/" + row.run.id, none, nested).body);
     write("raw/runs/" + row.run.id + ".json", raw(store, "runs/" + row.run.id).body);
     problems.insert(row.run.problem_sha256);
   }
@@ -132,12 +147,14 @@ std::size_t export_site(store::Store& store, const SiteOptions& options, const f
     evaluations.emplace_back(row.id, row.problem_sha256);
   });
   for (const auto& [id, problem] : evaluations) {
-    write("evaluations/" + id + ".html", render(store, options, "/evaluations/" + id, none, nested).body);
+    write("evaluations/" + id + ".html",
+          render(store, options, "/evaluations/" + id, none, nested).body);
     write("raw/evaluations/" + id + ".json", raw(store, "evaluations/" + id).body);
     problems.insert(problem);
   }
   for (const auto& sha : problems) {
-    write("problems/" + sha + ".html", render(store, options, "/problems/" + sha, none, nested).body);
+    write("problems/" + sha + ".html",
+          render(store, options, "/problems/" + sha, none, nested).body);
   }
   return written;
 }

@@ -24,7 +24,7 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: 8px 16px; }
-.grid div { border-bottom: 1px solid var(--line); padding: 2px 0; }
+.grid div { border-bottom: 1px solid var(--line); padding: 2px 0; min-width: 0; overflow-wrap: anywhere; }
 .grid .k { color: var(--muted); font-size: 12px; display: block; }
 .status-ok { color: var(--good); font-weight: 600; }
 .status-bad { color: var(--bad); font-weight: 600; }

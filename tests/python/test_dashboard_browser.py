@@ -10,6 +10,7 @@ there (docs/screenshots/ holds the ones the README shows).
 
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -189,6 +190,28 @@ def test_the_compare_view_highlights_a_difference(site, browser):
     browser.open(f"{base}/leaderboard")
     assert "model-a" in browser.evaluate("document.body.innerText")
     _screenshot(browser, "leaderboard.png")
+
+
+def test_the_recorded_run_is_the_page_a_newcomer_gets(browser, tmp_path):
+    """make run's second half (scripts/replay-demo.sh) on the CPU: the recorded agent run played
+    with no server, its static report, its run page in the browser."""
+    db = tmp_path / "demo.sqlite"
+    played = subprocess.run([KBENCH, "agent", str(ROOT / "examples/agent/problem_cpu.py"), "--model",
+                             "replay:" + str(ROOT / "examples/agent/masked_broadcast_cpu.json"), "--device",
+                             "cpu", "--variant", "popcorn", "--db", str(db)],
+                            capture_output=True, text=True, timeout=900)
+    assert played.returncode == 0, played.stdout + played.stderr
+    run = re.search(r"run ([0-9a-f]{16})", played.stdout).group(1)
+    subprocess.run([KBENCH, "report", "--db", str(db), "--out", str(tmp_path / "site")], check=True,
+                   capture_output=True)
+    browser.open((tmp_path / "site" / "runs" / f"{run}.html").as_uri())
+    assert browser.console_errors() == []
+    assert stylesheet_applied(browser)
+    text = browser.evaluate("document.body.innerText")
+    for shown in ("problem_cpu.py", "replay:", "5 / ", "compile_kernel FAILED", "run_correctness PASSED",
+                  "submit_kernel PASSED", "Kernel versions", "held-out re-check"):
+        assert shown in text, shown
+    _screenshot(browser, "demo-run.png")
 
 
 def _screenshot(browser, name):
