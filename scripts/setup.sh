@@ -20,7 +20,8 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 #    headers may come from KBENCH_DEPS_DIR instead (the GPU machine cannot install packages:
 #    scripts/gpu-deps.sh prepares that folder here, to be carried). cpp-httplib and pkg-config
 #    are wanted, not needed: without them `kbench serve` is not built. Chromium is wanted for
-#    the dashboard's browser tests and bench/web (they skip, saying so, without it).
+#    the dashboard's browser tests and bench/web (they skip, saying so, without it); hiredis for
+#    the Redis work queue (`kbench worker`, `suite --queue`), and redis-server for its tests.
 declare -A needs=(
   [cmake]=cmake [g++]=g++ [make]=make
   [/usr/include/gtest/gtest.h]=libgtest-dev
@@ -34,6 +35,8 @@ declare -A wants=(
   [/usr/include/httplib.h]=libcpp-httplib-dev
   [pkg-config]=pkg-config
   [chromium]=chromium
+  [/usr/include/hiredis/hiredis.h]=libhiredis-dev
+  [redis-server]=redis-server
 )
 deps_dir=${KBENCH_DEPS_DIR:-}
 present() {
@@ -53,7 +56,7 @@ if ((${#missing[@]} + ${#wanted[@]})); then
     say "could not install ${missing[*]}: install them, then run this again"
     exit 1
   else
-    say "could not install ${wanted[*]}: without cpp-httplib kbench serve is not built; without chromium the browser tests skip"
+    say "could not install ${wanted[*]}: without cpp-httplib kbench serve is not built, without hiredis kbench worker; without chromium or redis-server their tests skip"
   fi
 fi
 

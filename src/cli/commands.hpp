@@ -28,5 +28,7 @@ Command register_agent_command(CLI::App& app);
 Command register_replay_command(CLI::App& app);
 Command register_export_trace_command(CLI::App& app);
 Command register_report_command(CLI::App& app);
+Command register_worker_command(CLI::App& app);
+Command register_queue_command(CLI::App& app);
 
 } // namespace kbench::cli

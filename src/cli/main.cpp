@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   commands.push_back(kbench::cli::register_show_command(app));
   commands.push_back(kbench::cli::register_export_command(app));
   commands.push_back(kbench::cli::register_serve_command(app));
+  commands.push_back(kbench::cli::register_worker_command(app));
+  commands.push_back(kbench::cli::register_queue_command(app));
   commands.push_back(kbench::cli::register_agent_command(app));
   commands.push_back(kbench::cli::register_replay_command(app));
   commands.push_back(kbench::cli::register_export_trace_command(app));

@@ -16,6 +16,9 @@
 #include "sched/jsonl_log.hpp"
 #include "sched/suite_keys.hpp"
 #include "sched/suite_plan.hpp"
+#ifdef KBENCH_HAVE_QUEUE
+#include "queue/remote_evaluation.hpp"
+#endif
 
 #include <fmt/format.h>
 
@@ -161,8 +164,21 @@ Command register_suite_command(CLI::App& app) {
                     "build every candidate into the compile cache, --jobs at a time, and evaluate "
                     "none (warms the cache before a timed run)");
 
+  auto queue = std::make_shared<std::string>();
+  command->add_option(
+      "--queue", *queue,
+      "enqueue the evaluations on a Redis work queue (redis://HOST[:PORT][/STREAM]) "
+      "for `kbench worker`s, and collect their results (docs/distributed.md)");
+
   const auto run = [command, options, manifest, jsonl, resume, jobs, only_device, build_only,
-                    per_gpu, store_flags]() -> int {
+                    per_gpu, store_flags, queue]() -> int {
+#ifndef KBENCH_HAVE_QUEUE
+    if (!queue->empty()) {
+      std::cerr << "kbench suite: --queue: this kbench was built without hiredis; install it "
+                   "(Debian/Ubuntu: libhiredis-dev) and build again (scripts/setup.sh)\n";
+      return 2;
+    }
+#endif
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench suite: " << problem << "\n";
@@ -181,7 +197,10 @@ Command register_suite_command(CLI::App& app) {
       std::cerr << "kbench suite: " << error.what() << "\n";
       return 64;
     }
-    const int gpu_count = static_cast<int>(sched::probe_devices().gpus.size());
+    // With --queue the workers' GPUs evaluate the CUDA entries, not this machine's.
+    const int gpu_count = queue->empty()
+                              ? static_cast<int>(sched::probe_devices().gpus.size())
+                              : std::max(1, static_cast<int>(sched::probe_devices().gpus.size()));
     const auto planned = sched::plan_suite(entries, *options, fs::path(*manifest).parent_path(),
                                            *only_device, gpu_count);
     std::vector<report::SuiteRow> rows;
@@ -273,27 +292,44 @@ Command register_suite_command(CLI::App& app) {
     {
       ProgressPrinter progress(rows, runs.size());
       const bool gpu_given = command->get_option("--gpu")->count() > 0;
-      evaluate_pipelined(
-          runs, *jobs, lane_gpus(gpu_given, options->gpu, gpu_count), *per_gpu,
-          [&](std::size_t r) { progress.started(row_of_run[r]); },
-          [&](std::size_t r, const EvalResult& result) {
-            const std::size_t i = row_of_run[r];
-            rows[i].result = result;
-            if (lines.is_open() && keys[i]) {
-              // flushed: a killed suite keeps its rows, and --resume picks up from them
-              lines << sched::suite_line(result, *keys[i]).dump() << std::endl;
-            } else if (lines.is_open()) {
-              lines << to_json(result).dump() << std::endl;
-            }
-            if (results) {
-              try {
-                results->add_evaluation(result, store_key(runs[r]).value_or(""), "suite", suite_id);
-              } catch (const std::exception& error) {
-                std::cerr << "kbench suite: a result was not stored: " << error.what() << "\n";
-              }
-            }
-            progress.finished(i);
-          });
+      const auto started = [&](std::size_t r) { progress.started(row_of_run[r]); };
+      const auto finished = [&](std::size_t r, const EvalResult& result) {
+        const std::size_t i = row_of_run[r];
+        rows[i].result = result;
+        if (lines.is_open() && keys[i]) {
+          // flushed: a killed suite keeps its rows, and --resume picks up from them
+          lines << sched::suite_line(result, *keys[i]).dump() << std::endl;
+        } else if (lines.is_open()) {
+          lines << to_json(result).dump() << std::endl;
+        }
+        if (results) {
+          try {
+            // A worker's result is keyed by the device and torch it ran on, not this machine's.
+            const auto key = queue->empty() || !keys[i]
+                                 ? store_key(runs[r])
+                                 : std::optional(sched::content_key(*keys[i], result.device_name,
+                                                                    result.torch_version));
+            results->add_evaluation(result, key.value_or(""), "suite", suite_id);
+          } catch (const std::exception& error) {
+            std::cerr << "kbench suite: a result was not stored: " << error.what() << "\n";
+          }
+        }
+        progress.finished(i);
+      };
+      if (queue->empty()) {
+        evaluate_pipelined(runs, *jobs, lane_gpus(gpu_given, options->gpu, gpu_count), *per_gpu,
+                           started, finished);
+      } else {
+#ifdef KBENCH_HAVE_QUEUE
+        try {
+          queue::evaluate_remotely(queue::parse_queue_url(*queue), runs, started, finished,
+                                   std::cerr);
+        } catch (const std::exception& error) {
+          std::cerr << "kbench suite: --queue: " << error.what() << "\n";
+          return 2;
+        }
+#endif
+      }
     }
     if (results) {
       results->finish_suite(*suite_id);

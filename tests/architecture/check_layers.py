@@ -23,7 +23,7 @@ from pathlib import Path
 # Layer of each folder. 0: data and leaf utilities; 1: the mechanisms; 2: what drives them
 # (pipeline), renders their results (report), keeps them (store) or runs inside the sandbox
 # (worker); 3: the engines of wave 2's front ends, on top of those (service: the evaluation
-# service; agent; web); 4: the command line.
+# service; agent; web; queue: the Redis work queue); 4: the command line.
 LAYERS = {
     "core": 0,
     "sched": 1,
@@ -38,6 +38,7 @@ LAYERS = {
     "worker": 2,
     # wave 2's front ends, linked into `kbench` only (CMakeLists.txt, kbench_forbid_links)
     "service": 3,
+    "queue": 3,
     "agent": 3,
     "web": 3,
     "cli": 4,
