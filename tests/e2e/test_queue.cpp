@@ -26,6 +26,7 @@
 #include <set>
 #include <sstream>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -245,6 +246,35 @@ TEST_F(Queue, APoisonJobEndsInTheDeadLetterStreamAfterItsAttempts) {
   EXPECT_EQ(shown.exit_code, 0) << shown.stderr_text;
   EXPECT_CONTAINS(shown.stdout_text, "1 dead letter(s)");
   EXPECT_CONTAINS(shown.stdout_text, "delivered 3 times");
+}
+
+TEST_F(Queue, SigtermDrainsTheWorkerAndLeavesTheRestQueued) {
+  const fs::path file = manifest(4);
+  KbenchRun produced;
+  std::thread producer([&] { produced = suite(file); });
+  start_worker("drained");
+  queue::WorkQueue watch(queue::parse_queue_url(url()), 120);
+  std::vector<std::string> held;
+  for (int tries = 0; tries < 600 && held.empty(); ++tries) {
+    held = watch.pending_jobs_of("drained");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(held.size(), 1u);
+  const int status = m_workers[0]->stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+  // The job in hand was finished and acknowledged; the others wait for the next worker.
+  EXPECT_TRUE(watch.pending_jobs_of("drained").empty());
+  std::set<std::string> answered;
+  std::string after = "0-0";
+  for (const auto& entry : watch.read_results(after, 100)) {
+    answered.insert(entry.job_id);
+  }
+  EXPECT_TRUE(answered.count(held[0]));
+  EXPECT_LT(answered.size(), 4u);
+  start_worker("after");
+  producer.join();
+  EXPECT_EQ(produced.exit_code, 0) << produced.stdout_text << produced.stderr_text;
+  EXPECT_CONTAINS(produced.stdout_text, "4 evaluated, 0 skipped, 0 not as expected");
 }
 
 TEST_F(Queue, ABadQueueUrlIsRefusedNamingTheForm) {
