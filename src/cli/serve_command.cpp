@@ -6,6 +6,9 @@
 #include "service/evaluation_service.hpp"
 #include "service/http_api.hpp"
 #include "web/site.hpp"
+#ifdef KBENCH_HAVE_QUEUE
+#include "queue/remote_evaluation.hpp"
+#endif
 
 #include <fmt/format.h>
 
@@ -32,6 +35,7 @@ struct ServeFlags {
   int evaluations_per_gpu = 4;
   std::size_t max_source_bytes = 1 << 20;
   fs::path python, cache_dir;
+  std::string queue; // redis://...: evaluations go to the work queue's workers
 };
 
 // "0,2" -> {0, 2}; every usable GPU when empty. Throws naming the flag.
@@ -93,6 +97,9 @@ Command register_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--python", flags->python, "interpreter of the torch environment");
   command->add_option("--cache-dir", flags->cache_dir, "kbench's cache (default: ~/.cache/kbench)");
+  command->add_option("--queue", flags->queue,
+                      "hand every evaluation to the `kbench worker`s of a Redis work queue "
+                      "(redis://HOST[:PORT][/STREAM], docs/distributed.md)");
 
   const auto run = [flags]() -> int {
     // SIGINT and SIGTERM end the service in order: blocked here, before any thread starts (so
@@ -110,6 +117,23 @@ Command register_serve_command(CLI::App& app) {
       settings.gpus = lane_gpus(flags->gpus);
       settings.evaluations_per_gpu = flags->evaluations_per_gpu;
       settings.build_jobs = std::max(1, flags->jobs);
+      if (!flags->queue.empty()) {
+#ifdef KBENCH_HAVE_QUEUE
+        const auto address = queue::parse_queue_url(flags->queue);
+        settings.remote = [address](const EvalOptions& run) {
+          EvalResult answered;
+          std::ostringstream quiet; // the service's own log says what it does
+          queue::evaluate_remotely(
+              address, {run}, [](std::size_t) {},
+              [&](std::size_t, const EvalResult& result) { answered = result; }, quiet);
+          return answered;
+        };
+#else
+        std::cerr << "kbench serve: --queue: this kbench was built without hiredis; install it "
+                     "(Debian/Ubuntu: libhiredis-dev) and build again (scripts/setup.sh)\n";
+        return 2;
+#endif
+      }
       for (const auto& folder : flags->allow_paths) {
         std::error_code error;
         const fs::path resolved = fs::canonical(folder, error);
@@ -151,9 +175,11 @@ Command register_serve_command(CLI::App& app) {
         api.stop();
       });
       signals.detach();
-      std::cout << fmt::format("kbench serve: listening on http://{}:{} (store {}, {} GPU "
-                               "lane(s){})",
-                               flags->bind, api.port(), settings.db.string(), settings.gpus.size(),
+      std::cout << fmt::format("kbench serve: listening on http://{}:{} (store {}, {}{})",
+                               flags->bind, api.port(), settings.db.string(),
+                               flags->queue.empty()
+                                   ? fmt::format("{} GPU lane(s)", settings.gpus.size())
+                                   : "evaluating through the workers of " + flags->queue,
                                http.token.empty() ? "" : ", token required")
                 << std::endl;
       api.serve();

@@ -46,8 +46,14 @@ EvaluationService::EvaluationService(ServiceSettings settings)
     m_gpu_lanes.push_back(std::make_unique<sched::GpuLane>());
   }
   const int gpu_lanes = static_cast<int>(m_settings.gpus.size()) * per_gpu;
+  // Remote evaluations wait on the queue's workers, not on this machine: many at once, both
+  // queues alike.
+  const std::vector<int> lanes = m_settings.remote
+                                     ? std::vector<int>{std::max(1, m_settings.remote_lanes),
+                                                        std::max(1, m_settings.remote_lanes)}
+                                     : std::vector<int>{1, std::max(1, gpu_lanes)};
   m_scheduler = std::make_unique<sched::JobScheduler>(
-      m_settings.build_jobs, std::vector<int>{1, std::max(1, gpu_lanes)},
+      m_settings.build_jobs, lanes,
       sched::JobScheduler::Work{[this](const std::string& id) { build(id); },
                                 [this](const std::string& id, int lane) { run(id, lane); }});
   // Jobs a stopped service left building or running start again; every queued job is taken up
@@ -130,6 +136,9 @@ std::optional<EvaluationRequest> EvaluationService::request_of(const std::string
 }
 
 void EvaluationService::build(const std::string& job_id) {
+  if (m_settings.remote) {
+    return; // the worker that evaluates it builds it
+  }
   try {
     const auto job = m_jobs->get(job_id);
     if (!job || !m_jobs->set_state(job_id, "building")) {
@@ -153,6 +162,13 @@ void EvaluationService::run(const std::string& job_id, int lane) {
   }
   try {
     EvaluationRequest request = request_from_stored(job->request);
+    if (m_settings.remote) {
+      const EvalResult result = m_settings.remote(request.run);
+      const std::string evaluation_id = m_store->add_evaluation(result, job->key, "service");
+      m_jobs->set_state(job_id, "done", "", evaluation_id);
+      settle_key(job->key, evaluation_id);
+      return;
+    }
     GpuSharing sharing;
     const DeviceChoice choice =
         choose_device(request.run.device, request.run.gpu, std::max(1, request.run.world_size));

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,11 @@ struct ServiceSettings {
   std::vector<int> gpus; // measurement lanes' GPUs (empty: none, CPU only)
   int evaluations_per_gpu = 4;
   int build_jobs = 2;
+  // `kbench serve --queue`: each evaluation is handed to this instead of run here (the Redis work
+  // queue's workers: queue/remote_evaluation.hpp), up to remote_lanes at once, with no build
+  // ahead. Empty: evaluations run on this machine.
+  std::function<EvalResult(const EvalOptions&)> remote;
+  int remote_lanes = 32;
 };
 
 // An answer: an HTTP status and its JSON body.
