@@ -15,11 +15,6 @@
 namespace kbench::web {
 namespace {
 
-std::string value_of(const Query& query, const std::string& key) {
-  const auto found = query.find(key);
-  return found == query.end() ? "" : found->second;
-}
-
 struct Figure {
   std::string label, a, b;
   std::optional<double> value_a, value_b; // numbers, for the change column
@@ -180,7 +175,7 @@ PageBody compare_page(store::Store& store, const Query& query, const Links& link
   store::RunFilter all;
   all.limit = 0;
   const auto listing = runs.listing(all);
-  const std::string a = value_of(query, "a"), b = value_of(query, "b");
+  const std::string a = query_value(query, "a"), b = query_value(query, "b");
   if (!a.empty() && !b.empty()) {
     const auto ra = runs.run(a), rb = runs.run(b);
     const store::RunListing *la = nullptr, *lb = nullptr;
@@ -194,7 +189,8 @@ PageBody compare_page(store::Store& store, const Query& query, const Links& link
     }
     return {"Compare runs", two_runs(*la, *lb, links)};
   }
-  const std::string model_a = value_of(query, "model_a"), model_b = value_of(query, "model_b");
+  const std::string model_a = query_value(query, "model_a"),
+                    model_b = query_value(query, "model_b");
   if (!model_a.empty() && !model_b.empty()) {
     return {"Compare models", two_models(listing, model_a, model_b, links)};
   }

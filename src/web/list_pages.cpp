@@ -12,14 +12,9 @@ namespace {
 
 constexpr std::size_t kPageSize = 50;
 
-std::string value_of(const Query& query, const std::string& key) {
-  const auto found = query.find(key);
-  return found == query.end() ? "" : found->second;
-}
-
 std::size_t page_of(const Query& query) {
   try {
-    return std::max<std::size_t>(1, std::stoul(value_of(query, "page")));
+    return std::max<std::size_t>(1, std::stoul(query_value(query, "page")));
   } catch (const std::exception&) {
     return 1;
   }
@@ -73,6 +68,11 @@ std::string pager(const Links& links, const std::string& kind, const Query& quer
 
 } // namespace
 
+std::string query_value(const Query& query, const std::string& key) {
+  const auto found = query.find(key);
+  return found == query.end() ? "" : found->second;
+}
+
 PageBody index_page(store::Store& store, const Links& links) {
   store::AgentRuns runs(store);
   store::RunFilter everything;
@@ -106,19 +106,19 @@ PageBody index_page(store::Store& store, const Links& links) {
 
 PageBody runs_page(store::Store& store, const Query& query, const Links& links) {
   store::RunFilter filter;
-  filter.model = value_of(query, "model");
-  filter.tier = value_of(query, "tier");
-  filter.problem = value_of(query, "problem");
-  filter.status = value_of(query, "status");
-  filter.flag = value_of(query, "flag");
-  filter.since = value_of(query, "since");
+  filter.model = query_value(query, "model");
+  filter.tier = query_value(query, "tier");
+  filter.problem = query_value(query, "problem");
+  filter.status = query_value(query, "status");
+  filter.flag = query_value(query, "flag");
+  filter.since = query_value(query, "since");
   try {
-    filter.level = value_of(query, "level").empty() ? 0 : std::stoi(value_of(query, "level"));
+    filter.level = query_value(query, "level").empty() ? 0 : std::stoi(query_value(query, "level"));
   } catch (const std::exception&) {
     filter.level = 0;
   }
-  filter.sort = value_of(query, "sort").empty() ? "started_at" : value_of(query, "sort");
-  filter.descending = value_of(query, "order") != "asc";
+  filter.sort = query_value(query, "sort").empty() ? "started_at" : query_value(query, "sort");
+  filter.descending = query_value(query, "order") != "asc";
   const std::size_t page = page_of(query);
   filter.offset = (page - 1) * kPageSize;
   filter.limit = kPageSize;
@@ -132,7 +132,7 @@ PageBody runs_page(store::Store& store, const Query& query, const Links& links) 
                         attr(links.to("runs")));
     html += input("model", filter.model, "model") + input("tier", filter.tier, "tier") +
             input("problem", filter.problem, "problem contains") +
-            input("level", value_of(query, "level"), "level") +
+            input("level", query_value(query, "level"), "level") +
             input("status", filter.status, "final status") + input("flag", filter.flag, "flag") +
             input("since", filter.since, "since (date)");
     html += "<button type=\"submit\">filter</button></form>";
@@ -175,7 +175,7 @@ PageBody runs_page(store::Store& store, const Query& query, const Links& links) 
 }
 
 PageBody evaluations_page(store::Store& store, const Query& query, const Links& links) {
-  const std::string where = value_of(query, "where");
+  const std::string where = query_value(query, "where");
   store::EvaluationFilter filter;
   std::string problem;
   if (!where.empty()) {

@@ -31,6 +31,8 @@ PageBody compare_page(store::Store& store, const Query& query, const Links& link
 // memory, launches, counters, integrity, and the reference's source.
 std::string evaluation_sections(store::Store& store, const store::StoredEvaluation& stored,
                                 const Links& links);
+// A query parameter's value, or "" when the query has none.
+std::string query_value(const Query& query, const std::string& key);
 // A status as a word coloured by its meaning.
 std::string status_badge(const std::string& status);
 // "level1" -> 1 from a problem's path; 0 when it names no level.
