@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import start_kbench_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
@@ -39,13 +40,7 @@ def site(tmp_path_factory):
     db = folder / "results.sqlite"
     seeded = json.loads(subprocess.run([SEEDER, str(db), str(folder / "problems"), "--long-turns", "50"],
                                        check=True, capture_output=True, text=True).stdout)
-    service = subprocess.Popen([KBENCH, "serve", "--db", str(db), "--port", "0", "--jobs", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = service.stdout.readline()
-    if not line and "built without cpp-httplib" in service.stderr.read():
-        pytest.skip("this kbench was built without cpp-httplib: no kbench serve")
-    assert "http://127.0.0.1:" in line, line
-    base = "http://127.0.0.1:" + line.split("http://127.0.0.1:")[1].split()[0]
+    service, base, _ = start_kbench_serve(KBENCH, db, "--jobs", "1")
     try:
         yield base, seeded
     finally:

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import start_kbench_serve
 
 from kbench_client import Client, KbenchServiceError, evaluate, evaluate_many
 
@@ -23,13 +24,8 @@ pytestmark = pytest.mark.skipif(not KBENCH or not Path(KBENCH).exists(),
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
     db = tmp_path_factory.mktemp("serve") / "results.sqlite"
-    service = subprocess.Popen([KBENCH, "serve", "--db", str(db), "--port", "0", "--jobs", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = service.stdout.readline()
-    if not line and "built without cpp-httplib" in service.stderr.read():
-        pytest.skip("this kbench was built without cpp-httplib: no kbench serve")
-    assert "http://127.0.0.1:" in line, line
-    yield "http://127.0.0.1:" + line.split("http://127.0.0.1:")[1].split()[0]
+    service, base, _ = start_kbench_serve(KBENCH, db, "--jobs", "1")
+    yield base
     service.terminate()
     service.wait(timeout=120)
 

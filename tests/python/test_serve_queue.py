@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import start_kbench_serve
 
 from kbench_client import evaluate
 
@@ -46,14 +47,9 @@ def test_serve_hands_evaluations_to_the_queue_workers(tmp_path):
             if "without hiredis" in err:
                 pytest.skip("this kbench was built without hiredis: no work queue")
             raise AssertionError(err)
-        service = subprocess.Popen([KBENCH, "serve", "--db", str(tmp_path / "served.sqlite"), "--port", "0",
-                                    "--queue", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        service, base, line = start_kbench_serve(KBENCH, tmp_path / "served.sqlite", "--queue", url)
         processes.append(service)
-        line = service.stdout.readline()
-        if not line and "built without cpp-httplib" in service.stderr.read():
-            pytest.skip("this kbench was built without cpp-httplib: no kbench serve")
         assert "evaluating through the workers of " + url in line, line
-        base = "http://127.0.0.1:" + line.split("http://127.0.0.1:")[1].split()[0]
         options = {"device": "cpu", "rules": "structural", "timing": False, "trials": 2}
         problem, candidate = ROOT / "examples/exploits/problem_relu.py", ROOT / "tests/e2e/candidates/relu_torch.py"
         first = evaluate(str(problem), str(candidate), url=base, reward="correct", timeout_s=300, **options)
