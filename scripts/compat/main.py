@@ -20,6 +20,8 @@ def parse(argv):
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--gpu", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="checks at a time")
+    ap.add_argument("--large-jobs", type=int, default=2,
+                    help="checks at a time of problems whose trial-0 inputs and weights pass 1 GiB")
     ap.add_argument("--budget", type=float, default=3600, help="seconds for the checks step")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--run-timeout", type=int, default=300, help="per check, seconds")

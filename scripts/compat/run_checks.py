@@ -55,12 +55,18 @@ def load_check(out_dir: Path, problem, device: str):
     return _cache["reports"].get((str(Path(problem.path).resolve()), problem.variant))
 
 
-def _batch(kbench: str, problems, variant: str, out_dir: Path, args, deadline: float, log) -> int:
+# Past this many bytes of trial-0 inputs and weights, a check's scratch holds one trial's files of
+# several GiB (outputs, and inputs of an output's shape): fewer at a time, or the disk fills.
+LARGE_BYTES = 2**30
+
+
+def _batch(kbench: str, problems, variant: str, out_dir: Path, args, jobs: int, deadline: float,
+           log) -> int:
     command = [kbench, "problems", "check", *[str(p.path) for p in problems], "--device",
                args.device, "--gpu", str(args.gpu), "--variant", variant, "--trials",
-               str(args.trials), "--run-timeout", str(args.run_timeout), "--jobs", str(args.jobs),
+               str(args.trials), "--run-timeout", str(args.run_timeout), "--jobs", str(jobs),
                "--jsonl", str(jsonl_path(out_dir, args.device)), "--resume"]
-    print(f"checks [{variant}]: {len(problems)} in one batch, {args.jobs} at a time", file=log,
+    print(f"checks [{variant}]: {len(problems)} in one batch, {jobs} at a time", file=log,
           flush=True)
     # Its own session, so that the budget's kill takes kbench and whatever shares its group; the
     # workers die with kbench (PR_SET_PDEATHSIG) and the fork server leaves when its socket
@@ -93,8 +99,9 @@ def run_checks(kbench: str, problems, probes: dict, out_dir: Path, args, log=sys
     deadline = time.monotonic() + args.budget
     print(f"checks: {len(todo)} to run, {args.jobs} at a time, budget {args.budget} s", file=log)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for variant in sorted({p.variant for p in todo}):
-        if time.monotonic() >= deadline:
-            break
-        _batch(kbench, [p for p in todo if p.variant == variant], variant, out_dir, args,
-               deadline, log)
+    # Every variant's small problems first, then the large ones, fewer at a time.
+    for large, jobs in ((False, args.jobs), (True, min(args.jobs, args.large_jobs))):
+        for variant in sorted({p.variant for p in todo}):
+            batch = [p for p in todo if p.variant == variant and (size(p) > LARGE_BYTES) == large]
+            if batch and time.monotonic() < deadline:
+                _batch(kbench, batch, variant, out_dir, args, jobs, deadline, log)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -35,51 +36,58 @@ struct TrivialTally {
   int tried = 0;
 };
 
-void judge_trivial(const TrialFacts& trial, const TensorFile& outputs, const ProblemFacts& facts,
+// The trial's own mean, rounded to the output's dtype: the "constant" a kernel could write
+// after reading nothing but its output's shape.
+double mean_in_dtype(const Tensor& reference) {
+  const std::size_t n = reference.numel();
+  double sum = 0;
+  std::array<double, 2048> chunk{};
+  for (std::size_t first = 0; first < n; first += chunk.size()) {
+    const std::size_t count = std::min(chunk.size(), n - first);
+    reference.decode(first, count, chunk.data());
+    for (std::size_t j = 0; j < count; ++j) {
+      sum += chunk[j];
+    }
+  }
+  return compare::round_to_dtype(n ? sum / static_cast<double>(n) : 0.0, reference.dtype);
+}
+
+// Zeros and the trial's mean everywhere, and an input passed through, against one trial. Each
+// passes when the comparator's rule (within_tolerance) holds for every element.
+void judge_trivial(const TrialFacts& trial, const TensorFile& outputs,
+                   const compare::ToleranceOverride& tolerance,
                    std::map<std::string, TrivialTally>& tally) {
-  const auto trivial = read(trial.trivial);
   const auto inputs = read(trial.inputs);
   for (const auto& [name, reference] : outputs.tensors) {
-    const Tolerance tol = compare::tolerance_for(reference.dtype, facts.tolerance);
-    const std::string index = name.substr(name.find('.') + 1);
-    auto attempt = [&](const std::string& kind, const Tensor& answer) {
+    const Tolerance tol = compare::tolerance_for(reference.dtype, tolerance);
+    auto attempt = [&](const std::string& kind, bool passed) {
       auto& t = tally[kind + " for " + name];
       ++t.tried;
-      if (compare::compare_tensors(answer, reference, tol).passed) {
-        ++t.passed;
-      }
+      t.passed += passed ? 1 : 0;
     };
-    if (trivial) {
-      // A one-element output's "constant" (its own mean) is the answer itself, not a shortcut;
-      // whether it depends on the inputs is depends-on-inputs' question.
-      for (const char* kind : {"zeros", "constant"}) {
-        if (reference.numel() < 2 && std::string(kind) == "constant") {
-          continue;
-        }
-        if (const auto it = trivial->tensors.find(std::string(kind) + "." + index);
-            it != trivial->tensors.end()) {
-          attempt(kind, it->second);
-        }
-      }
+    const std::size_t n = reference.numel();
+    attempt("zeros", compare::count_matching(reference, 0, tol) == n);
+    // A one-element output's "constant" (its own mean) is the answer itself, not a shortcut;
+    // whether it depends on the inputs is depends-on-inputs' question.
+    if (n >= 2) {
+      attempt("constant", compare::count_matching(reference, mean_in_dtype(reference), tol) == n);
     }
     if (inputs) {
       for (const auto& [input_name, input] : inputs->tensors) {
         if (input.dtype == reference.dtype && input.shape == reference.shape) {
-          attempt("input " + input_name + " passed through", input);
+          attempt("input " + input_name + " passed through",
+                  compare::compare_tensors(input, reference, tol).passed);
         }
       }
     }
   }
 }
 
-// One constant for every trial, found exactly (compare::find_trivial_answers). Zeros and each
-// trial's mean are the worker's trivial files' job (judge_trivial), which also counts the
-// trials they pass on; a constant is new only where zeros fail.
-void judge_constant(const std::vector<const TrialFacts*>& ran, const ProblemFacts& facts,
-                    std::vector<Finding>& findings) {
-  const auto answers = compare::find_trivial_answers(
-      ran.size(), [&](std::size_t i) { return compare::read_safetensors(ran[i]->outputs); },
-      facts.tolerance);
+// One constant for every trial, found exactly (compare::TrivialAnswerSearch). Zeros and each
+// trial's mean are judge_trivial's job, which also counts the trials they pass on; a constant
+// is new only where zeros fail.
+void report_constants(const std::vector<compare::TrivialAnswer>& answers,
+                      std::vector<Finding>& findings) {
   for (const auto& answer : answers) {
     if (answer.kind == compare::TrivialKind::constant) {
       findings.push_back({"trivial-answer", "error",
@@ -101,14 +109,15 @@ struct BelowAtol {
 // Elements that are not 0 but that 0 matches: the tolerance cannot tell them from nothing.
 // Exact zeros are left out (a ReLU's are structure, and 0 is their right answer).
 void tally_below_atol(const TrialFacts& trial, const compare::TensorFile& outputs,
-                      const ProblemFacts& facts, std::map<std::string, BelowAtol>& tally) {
+                      const compare::ToleranceOverride& tolerance,
+                      std::map<std::string, BelowAtol>& tally) {
   for (const auto& [name, reference] : outputs.tensors) {
     auto& t = tally[name];
     if (!compare::dtype_is_floating(reference.dtype) || !t.every_trial) {
       t.every_trial = false;
       continue;
     }
-    const Tolerance tol = compare::tolerance_for(reference.dtype, facts.tolerance);
+    const Tolerance tol = compare::tolerance_for(reference.dtype, tolerance);
     const std::size_t zeros = compare::count_matching(reference, 0, Tolerance{});
     const std::size_t nonzero = reference.numel() - zeros;
     const std::size_t below = compare::count_matching(reference, 0, tol) - zeros;
@@ -185,33 +194,15 @@ std::vector<int> uniform_axes(const Tensor& tensor, const Tolerance& tolerance) 
   return axes;
 }
 
-std::vector<Finding> judge_problem(const ProblemFacts& facts) {
-  std::vector<Finding> findings;
-  std::vector<const TrialFacts*> ran;
-  std::vector<int> weights_differ;
-  for (const auto& trial : facts.trials) {
-    if (!trial.ran) {
-      findings.push_back(
-          {"reference-runs", "error",
-           fmt::format("the reference raised on {}: {}", trial_label(trial), trial.error)});
-      continue;
-    }
-    ran.push_back(&trial);
-    if (trial.weights_follow_seed == false) {
-      weights_differ.push_back(trial.index);
-    }
-  }
-  if (!weights_differ.empty()) {
-    findings.push_back(
-        {"weights-follow-seed", "error",
-         fmt::format("on {} trial(s) (first: trial {}), two models built under the same seed "
-                     "have different weights: a candidate cannot reproduce them",
-                     weights_differ.size(), weights_differ.front())});
-  }
-  if (ran.empty()) {
-    return findings;
-  }
+struct ProblemJudge::State {
+  explicit State(compare::ToleranceOverride t) : tolerance(t), search(t) {}
 
+  compare::ToleranceOverride tolerance;
+  compare::TrivialAnswerSearch search;
+  std::vector<TrialFacts> ran;
+  std::vector<Finding> raised;         // reference-runs, in trial order
+  std::vector<Finding> first_findings; // the first trial's outputs' shape
+  std::vector<int> weights_differ;
   std::map<std::string, TrivialTally> trivial;
   std::map<std::string, BelowAtol> below_atol;
   std::optional<TensorFile> first_outputs;
@@ -219,57 +210,108 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
   int nondeterministic = 0;
   int seeded_only = 0; // deterministic only because each call was seeded
   std::string first_disagreement;
-  for (const TrialFacts* trial : ran) {
-    const TensorFile outputs = compare::read_safetensors(trial->outputs);
-    const auto repeat =
-        compare::compare_output_files(trial->repeat, trial->outputs, facts.tolerance);
-    if (!repeat.passed && nondeterministic++ == 0) {
-      first_disagreement = fmt::format("trial {}: {}", trial->index, repeat.failure);
-    }
-    if (repeat.passed && !trial->unseeded.empty() && std::filesystem::exists(trial->unseeded) &&
-        !compare::compare_output_files(trial->unseeded, trial->outputs, facts.tolerance).passed) {
-      ++seeded_only;
-    }
-    judge_trivial(*trial, outputs, facts, trivial);
-    tally_below_atol(*trial, outputs, facts, below_atol);
-    if (!first_outputs) {
-      first_outputs = outputs;
-      for (const auto& [name, tensor] : outputs.tensors) {
-        const Tolerance tol = compare::tolerance_for(tensor.dtype, facts.tolerance);
-        if (near_constant(tensor, tol)) {
-          findings.push_back({"not-near-constant", "warn",
-                              fmt::format("{} of trial {} is near-constant: all {} values lie "
-                                          "within the tolerance of each other",
-                                          name, trial->index, tensor.numel())});
-        } else {
-          for (int axis : uniform_axes(tensor, tol)) {
-            findings.push_back({"not-uniform-along-axis", "warn",
-                                fmt::format("{} of trial {} is uniform along axis {} (every "
-                                            "slice equals the first within tolerance)",
-                                            name, trial->index, axis)});
-          }
+
+  void judge_shape(const TensorFile& outputs, int index) {
+    for (const auto& [name, tensor] : outputs.tensors) {
+      const Tolerance tol = compare::tolerance_for(tensor.dtype, tolerance);
+      if (near_constant(tensor, tol)) {
+        first_findings.push_back({"not-near-constant", "warn",
+                                  fmt::format("{} of trial {} is near-constant: all {} values lie "
+                                              "within the tolerance of each other",
+                                              name, index, tensor.numel())});
+      } else {
+        for (int axis : uniform_axes(tensor, tol)) {
+          first_findings.push_back({"not-uniform-along-axis", "warn",
+                                    fmt::format("{} of trial {} is uniform along axis {} (every "
+                                                "slice equals the first within tolerance)",
+                                                name, index, axis)});
         }
       }
-    } else {
-      bool same = first_outputs->tensors.size() == outputs.tensors.size();
-      for (const auto& [name, tensor] : outputs.tensors) {
-        const auto it = first_outputs->tensors.find(name);
-        same = same && it != first_outputs->tensors.end() &&
-               compare::compare_tensors(tensor, it->second,
-                                        compare::tolerance_for(tensor.dtype, facts.tolerance))
-                   .passed;
-      }
-      same_as_first += same ? 1 : 0;
     }
   }
-  if (nondeterministic > 0) {
+
+  bool same_as(const TensorFile& outputs, const TensorFile& first) const {
+    bool same = first.tensors.size() == outputs.tensors.size();
+    for (const auto& [name, tensor] : outputs.tensors) {
+      const auto it = first.tensors.find(name);
+      same = same && it != first.tensors.end() &&
+             compare::compare_tensors(tensor, it->second,
+                                      compare::tolerance_for(tensor.dtype, tolerance))
+                 .passed;
+    }
+    return same;
+  }
+};
+
+ProblemJudge::ProblemJudge(compare::ToleranceOverride tolerance)
+    : m_state(std::make_unique<State>(tolerance)) {}
+
+ProblemJudge::~ProblemJudge() = default;
+
+void ProblemJudge::add_trial(const TrialFacts& trial) {
+  State& s = *m_state;
+  if (!trial.ran) {
+    s.raised.push_back(
+        {"reference-runs", "error",
+         fmt::format("the reference raised on {}: {}", trial_label(trial), trial.error)});
+    return;
+  }
+  s.ran.push_back(trial);
+  if (trial.weights_follow_seed == false) {
+    s.weights_differ.push_back(trial.index);
+  }
+  TensorFile outputs = compare::read_safetensors(trial.outputs);
+  bool repeat_passed = trial.repeat_identical;
+  if (!repeat_passed) {
+    const auto repeat = compare::compare_output_files(trial.repeat, trial.outputs, s.tolerance);
+    repeat_passed = repeat.passed;
+    if (!repeat.passed && s.nondeterministic++ == 0) {
+      s.first_disagreement = fmt::format("trial {}: {}", trial.index, repeat.failure);
+    }
+  }
+  if (repeat_passed && !trial.unseeded_identical && !trial.unseeded.empty() &&
+      std::filesystem::exists(trial.unseeded) &&
+      !compare::compare_output_files(trial.unseeded, trial.outputs, s.tolerance).passed) {
+    ++s.seeded_only;
+  }
+  judge_trivial(trial, outputs, s.tolerance, s.trivial);
+  tally_below_atol(trial, outputs, s.tolerance, s.below_atol);
+  s.search.add(outputs);
+  if (!s.first_outputs) {
+    s.judge_shape(outputs, trial.index);
+    s.first_outputs = std::move(outputs);
+  } else {
+    s.same_as_first += s.same_as(outputs, *s.first_outputs) ? 1 : 0;
+  }
+}
+
+bool ProblemJudge::outputs_needed_again() const {
+  return !m_state->search.settled();
+}
+
+std::vector<Finding> ProblemJudge::findings(const ProblemFacts& facts) {
+  State& s = *m_state;
+  std::vector<Finding> findings = s.raised;
+  if (!s.weights_differ.empty()) {
+    findings.push_back(
+        {"weights-follow-seed", "error",
+         fmt::format("on {} trial(s) (first: trial {}), two models built under the same seed "
+                     "have different weights: a candidate cannot reproduce them",
+                     s.weights_differ.size(), s.weights_differ.front())});
+  }
+  if (s.ran.empty()) {
+    return findings;
+  }
+  findings.insert(findings.end(), s.first_findings.begin(), s.first_findings.end());
+  const std::size_t ran = s.ran.size();
+  if (s.nondeterministic > 0) {
     findings.push_back({"deterministic", "error",
                         fmt::format("two calls on the same inputs disagree on {} of {} trials "
                                     "(second call against first, each under the trial's forward "
                                     "seed); {}",
-                                    nondeterministic, ran.size(), first_disagreement)});
+                                    s.nondeterministic, ran, s.first_disagreement)});
   }
-  if (seeded_only > 0) {
+  if (s.seeded_only > 0) {
     findings.push_back(
         {"seeded-forward", "info",
          fmt::format("forward draws random numbers: on {} of {} trials two calls agree only when "
@@ -277,15 +319,15 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
                      "every forward, the reference's and the candidate's alike (PopcornBench's "
                      "rule: the trial's seed + 1, mod 2^32; docs/problems.md), so a candidate "
                      "passes only by drawing the same numbers from torch in the same order",
-                     seeded_only, ran.size())});
+                     s.seeded_only, ran)});
   }
-  if (ran.size() > 1 && same_as_first == static_cast<int>(ran.size()) - 1) {
+  if (ran > 1 && s.same_as_first == static_cast<int>(ran) - 1) {
     findings.push_back({"depends-on-inputs", "error",
                         fmt::format("all {} trials give the same outputs although their seeds "
                                     "differ: the output does not depend on the inputs",
-                                    ran.size())});
+                                    ran)});
   }
-  for (const auto& [what, tally] : trivial) {
+  for (const auto& [what, tally] : s.trivial) {
     if (tally.passed == tally.tried && tally.tried > 0) {
       findings.push_back({"trivial-answer", "error",
                           fmt::format("{} passes the tolerance on every trial: a kernel that "
@@ -297,8 +339,11 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
                                       tally.passed, tally.tried)});
     }
   }
-  judge_constant(ran, facts, findings);
-  judge_below_atol(below_atol, findings);
+  report_constants(s.search.finish([&](std::size_t i) {
+    return compare::read_safetensors(s.ran.at(i).outputs);
+  }),
+                   findings);
+  judge_below_atol(s.below_atol, findings);
   if (facts.call_us) {
     if (facts.on_gpu && *facts.call_us < kLaunchBoundUs) {
       findings.push_back({"not-launch-bound", "warn",
@@ -319,6 +364,14 @@ std::vector<Finding> judge_problem(const ProblemFacts& facts) {
     }
   }
   return findings;
+}
+
+std::vector<Finding> judge_problem(const ProblemFacts& facts) {
+  ProblemJudge judge(facts.tolerance);
+  for (const auto& trial : facts.trials) {
+    judge.add_trial(trial);
+  }
+  return judge.findings(facts);
 }
 
 } // namespace kbench::checks

@@ -3,12 +3,14 @@
 // deterministic under the forward seed grading sets before every call (a forward that draws
 // random numbers gets a note, not an error), do its outputs depend on its inputs, can a do-nothing
 // kernel pass it (KernelBench issue #165), is it launch-bound. Reads the files the reference worker
-// wrote.
+// wrote, one trial at a time (ProblemJudge), so that a trial's files can go before the next
+// trial's are written: KernelBench's level-1 outputs reach 8 GiB.
 #include "compare/compare_outputs.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +30,12 @@ struct TrialFacts {
   nlohmann::json input_shapes;
   std::optional<bool> weights_follow_seed;
   // Files the worker wrote: `outputs` and `repeat` each under the trial's forward seed,
-  // `unseeded` a third call without seeding again.
-  std::filesystem::path outputs, repeat, unseeded, inputs, trivial;
+  // `unseeded` a third call without seeding again, `inputs` the inputs an output could pass
+  // through (same dtype and shape). The worker writes no `repeat` (`unseeded`) file where that
+  // call's outputs are bit for bit the first call's: the flag says so, and they agree.
+  std::filesystem::path outputs, repeat, unseeded, inputs;
+  bool repeat_identical = false;
+  bool unseeded_identical = false;
 };
 
 struct ProblemFacts {
@@ -47,6 +53,27 @@ inline constexpr double kLaunchBoundUs = 20.0;
 // 99.98 %; over the 8192 columns of problems/level1/3_softmax.py: about 62 %).
 inline constexpr double kMostlyBelowAtolShare = 0.9;
 
+// The judge, fed one trial at a time in trial order.
+class ProblemJudge {
+public:
+  explicit ProblemJudge(compare::ToleranceOverride tolerance);
+  ~ProblemJudge();
+  ProblemJudge(const ProblemJudge&) = delete;
+  ProblemJudge& operator=(const ProblemJudge&) = delete;
+
+  // Reads the trial's files. Afterwards its repeat, unseeded and inputs files are not read
+  // again; its outputs file is, by findings(), unless outputs_needed_again() is false.
+  void add_trial(const TrialFacts& trial);
+  bool outputs_needed_again() const;
+  // Every finding; `facts` gives the problem-wide facts (its trials are not read again).
+  std::vector<Finding> findings(const ProblemFacts& facts);
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
+
+// All trials at once: ProblemJudge over facts.trials.
 std::vector<Finding> judge_problem(const ProblemFacts& facts);
 
 // True when every value lies within the tolerance of every other (max - min small).

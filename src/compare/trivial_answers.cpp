@@ -39,18 +39,7 @@ double round_to(double x) {
 }
 
 // What is known about one output across the trials scanned so far.
-struct OutputState {
-  DType dtype = DType::F32;
-  Tolerance tolerance;
-  bool zeros = true, constant = true, mean = true;
-  ConstantSet constants;     // over every trial
-  std::vector<double> means; // per trial, rounded to the dtype
-  double max_abs = 0;
-  std::optional<double> picked; // the constant to verify
-
-  bool dead() const { return !zeros && !constant && !mean; }
-  bool to_verify() const { return !zeros && (constant || mean); }
-};
+using OutputState = TrivialAnswerSearch::OutputState;
 
 // First pass over one trial's output: does zeros still pass, which constants pass in this
 // trial, its mean. Stops once the element just read leaves nothing that could pass.
@@ -216,49 +205,51 @@ double round_to_dtype(double value, DType dtype) {
   return value;
 }
 
-std::vector<TrivialAnswer> find_trivial_answers(std::size_t trial_count, const TrialOutputs& load,
-                                                const ToleranceOverride& tolerance) {
-  std::map<std::string, OutputState> states;
-  auto all_dead = [&] {
-    return std::all_of(states.begin(), states.end(),
-                       [](const auto& entry) { return entry.second.dead(); });
-  };
-  for (std::size_t trial = 0; trial < trial_count; ++trial) {
-    const TensorFile outputs = load(trial);
-    if (trial == 0) {
-      for (const auto& [name, reference] : outputs.tensors) {
-        OutputState state;
-        state.dtype = reference.dtype;
-        state.tolerance = tolerance_for(reference.dtype, tolerance);
-        states.emplace(name, std::move(state));
-      }
-    }
-    for (auto& [name, state] : states) {
-      const auto found = outputs.tensors.find(name);
-      if (found == outputs.tensors.end() || found->second.numel() == 0 ||
-          found->second.dtype != state.dtype) {
-        state.zeros = state.constant = state.mean = false; // not an answer on every trial
-      } else if (!state.dead()) {
-        scan(found->second, state);
-      }
-    }
-    if (all_dead()) {
-      return {};
+void TrivialAnswerSearch::add(const TensorFile& outputs) {
+  const bool first = m_trials++ == 0;
+  if (!first && settled()) {
+    return;
+  }
+  if (first) {
+    for (const auto& [name, reference] : outputs.tensors) {
+      OutputState state;
+      state.dtype = reference.dtype;
+      state.tolerance = tolerance_for(reference.dtype, m_tolerance);
+      m_states.emplace(name, std::move(state));
     }
   }
+  for (auto& [name, state] : m_states) {
+    const auto found = outputs.tensors.find(name);
+    if (found == outputs.tensors.end() || found->second.numel() == 0 ||
+        found->second.dtype != state.dtype) {
+      state.zeros = state.constant = state.mean = false; // not an answer on every trial
+    } else if (!state.dead()) {
+      scan(found->second, state);
+    }
+  }
+}
 
+bool TrivialAnswerSearch::settled() const {
+  return m_trials > 0 && std::all_of(m_states.begin(), m_states.end(),
+                                     [](const auto& entry) { return entry.second.dead(); });
+}
+
+std::vector<TrivialAnswer> TrivialAnswerSearch::finish(const TrialOutputs& load) {
+  if (settled()) {
+    return {};
+  }
   bool verifying = false;
-  for (auto& [name, state] : states) {
+  for (auto& [name, state] : m_states) {
     if (state.to_verify()) {
       state.picked = state.constant ? state.constants.pick(state.dtype) : std::nullopt;
       state.constant = state.picked.has_value();
       verifying = verifying || state.to_verify();
     }
   }
-  for (std::size_t trial = 0; verifying && trial < trial_count; ++trial) {
+  for (std::size_t trial = 0; verifying && trial < m_trials; ++trial) {
     const TensorFile outputs = load(trial);
     verifying = false;
-    for (auto& [name, state] : states) {
+    for (auto& [name, state] : m_states) {
       if (state.to_verify()) {
         verify(outputs.tensors.at(name), trial, state);
         verifying = verifying || state.to_verify();
@@ -267,7 +258,7 @@ std::vector<TrivialAnswer> find_trivial_answers(std::size_t trial_count, const T
   }
 
   std::vector<TrivialAnswer> answers;
-  for (const auto& [name, state] : states) {
+  for (const auto& [name, state] : m_states) {
     if (state.dead()) {
       continue;
     }
@@ -281,10 +272,19 @@ std::vector<TrivialAnswer> find_trivial_answers(std::size_t trial_count, const T
                                                         : 0.0;
     answer.max_abs = state.max_abs;
     answer.tolerance = state.tolerance;
-    answer.trials = trial_count;
+    answer.trials = m_trials;
     answers.push_back(std::move(answer));
   }
   return answers;
+}
+
+std::vector<TrivialAnswer> find_trivial_answers(std::size_t trial_count, const TrialOutputs& load,
+                                                const ToleranceOverride& tolerance) {
+  TrivialAnswerSearch search(tolerance);
+  for (std::size_t trial = 0; trial < trial_count && !search.settled(); ++trial) {
+    search.add(load(trial));
+  }
+  return search.finish(load);
 }
 
 std::string describe_trivial_answer(const TrivialAnswer& a) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,37 @@ double round_to_dtype(double value, DType dtype);
 // The reference outputs of trial `i` (0 <= i < trial_count), keyed by output. Called once per
 // trial, and a second time per trial only when some answer is left to verify.
 using TrialOutputs = std::function<TensorFile(std::size_t trial)>;
+
+// find_trivial_answers one trial at a time, for a caller that cannot keep every trial's outputs
+// (`kbench problems check` on outputs of several GiB): add() scans a trial in the first pass;
+// once settled() (nothing can pass any output), no trial's outputs are needed again, else
+// finish() reads them again through `load` to verify what is left.
+class TrivialAnswerSearch {
+public:
+  explicit TrivialAnswerSearch(ToleranceOverride tolerance) : m_tolerance(tolerance) {}
+  void add(const TensorFile& outputs);
+  bool settled() const;
+  std::vector<TrivialAnswer> finish(const TrialOutputs& load);
+
+  // What the first pass knows of one output.
+  struct OutputState {
+    DType dtype = DType::F32;
+    Tolerance tolerance;
+    bool zeros = true, constant = true, mean = true;
+    ConstantSet constants;     // over every trial
+    std::vector<double> means; // per trial, rounded to the dtype
+    double max_abs = 0;
+    std::optional<double> picked; // the constant to verify
+
+    bool dead() const { return !zeros && !constant && !mean; }
+    bool to_verify() const { return !zeros && (constant || mean); }
+  };
+
+private:
+  ToleranceOverride m_tolerance;
+  std::size_t m_trials = 0;
+  std::map<std::string, OutputState> m_states;
+};
 
 // The outputs for which a trivial answer passes on every trial (empty outputs and outputs
 // missing from a trial are never reported; the mean is not tried on one-element outputs, where

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace kbench {
 namespace fs = std::filesystem;
@@ -26,34 +27,39 @@ fs::path cache_root(const EvalOptions& options) {
   return options.cache_dir.empty() ? sched::cache_directory() : options.cache_dir;
 }
 
-// Turns the worker's answer into the facts the judge reads.
-checks::ProblemFacts facts_from(const nlohmann::json& answer, const fs::path& dir,
-                                const EvalOptions& options, bool on_gpu) {
+// One trial's facts, from the record the worker sends once the trial's files are written.
+checks::TrialFacts trial_facts(const nlohmann::json& t, const fs::path& dir) {
+  checks::TrialFacts trial;
+  trial.index = t.value("index", 0);
+  trial.ran = t.value("ran", false);
+  trial.error = t.value("error", "");
+  trial.input_shapes = t.value("input_shapes", nlohmann::json());
+  if (t.contains("weights_follow_seed") && t["weights_follow_seed"].is_boolean()) {
+    trial.weights_follow_seed = t["weights_follow_seed"].get<bool>();
+  }
+  trial.repeat_identical = t.value("repeat_identical", false);
+  trial.unseeded_identical = t.value("unseeded_identical", false);
+  const std::string stem = fmt::format("trial_{}.", trial.index);
+  trial.outputs = dir / (stem + "outputs.safetensors");
+  trial.repeat = dir / (stem + "repeat.safetensors");
+  trial.unseeded = dir / (stem + "unseeded.safetensors");
+  trial.inputs = dir / (stem + "inputs.safetensors");
+  return trial;
+}
+
+// The problem-wide facts of the worker's answer (its trials were judged as they came).
+checks::ProblemFacts problem_facts(const nlohmann::json& answer, const EvalOptions& options,
+                                   bool on_gpu) {
   checks::ProblemFacts facts;
   facts.on_gpu = on_gpu;
   facts.tolerance = {options.atol, options.rtol};
   for (const auto& t : answer.value("trials", nlohmann::json::array())) {
-    checks::TrialFacts trial;
-    trial.index = t.value("index", 0);
-    trial.ran = t.value("ran", false);
-    trial.error = t.value("error", "");
-    trial.input_shapes = t.value("input_shapes", nlohmann::json());
-    if (t.contains("weights_follow_seed") && t["weights_follow_seed"].is_boolean()) {
-      trial.weights_follow_seed = t["weights_follow_seed"].get<bool>();
-    }
-    const std::string stem = fmt::format("trial_{}.", trial.index);
-    trial.outputs = dir / (stem + "outputs.safetensors");
-    trial.repeat = dir / (stem + "repeat.safetensors");
-    trial.unseeded = dir / (stem + "unseeded.safetensors");
-    trial.inputs = dir / (stem + "inputs.safetensors");
-    trial.trivial = dir / (stem + "trivial.safetensors");
     if (t.contains("call_us") && t["call_us"].is_number()) {
       facts.call_us = t["call_us"].get<double>();
     }
     if (t.contains("peak_memory_bytes") && t["peak_memory_bytes"].is_number()) {
       facts.peak_memory_bytes = t["peak_memory_bytes"].get<long long>();
     }
-    facts.trials.push_back(std::move(trial));
   }
   if (answer.contains("device_memory_bytes") && answer["device_memory_bytes"].is_number()) {
     facts.device_memory_bytes = answer["device_memory_bytes"].get<long long>();
@@ -61,29 +67,70 @@ checks::ProblemFacts facts_from(const nlohmann::json& answer, const fs::path& di
   return facts;
 }
 
-// The worker's lane messages ({"interim": true, "gpu_lane": "shared" | "exclusive" | "none"},
-// python/kbench/worker/problem_check.py): each is answered once the lane is held as asked.
-// The time spent waiting for the lane does not count against the check's deadline: a check
-// queued behind a slow or hanging one keeps its whole deadline for its own work.
-sandbox::InterimHandler lane_handler(sched::LaneHold& hold, sandbox::WorkerClient& worker) {
-  return [&hold, &worker](const nlohmann::json& message) -> std::optional<nlohmann::json> {
+// The trials as the worker finishes them: each is judged at once and its files removed, so
+// that a problem's scratch holds one trial's files (and the outputs a trivial-answer candidate
+// still needs), not every trial's: five trials of a KernelBench level-1 problem wrote 180 GiB.
+struct TrialStream {
+  TrialStream(const EvalOptions& options, fs::path dir)
+      : judge(compare::ToleranceOverride{options.atol, options.rtol}), dir(std::move(dir)) {}
+
+  void add(const nlohmann::json& record) {
+    const checks::TrialFacts trial = trial_facts(record, dir);
+    ++judged;
+    if (!error.empty()) {
+      return;
+    }
+    try {
+      judge.add_trial(trial);
+    } catch (const std::exception& e) {
+      error = std::string("the reference's outputs could not be judged: ") + e.what();
+    }
+    std::error_code ignored;
+    for (const auto* path : {&trial.repeat, &trial.unseeded, &trial.inputs}) {
+      fs::remove(*path, ignored);
+    }
+    if (!error.empty() || !judge.outputs_needed_again()) {
+      fs::remove(trial.outputs, ignored);
+    }
+  }
+
+  checks::ProblemJudge judge;
+  fs::path dir;
+  int judged = 0;
+  std::string error;
+};
+
+// The worker's interim messages: {"gpu_lane": "shared" | "exclusive" | "none"}
+// (python/kbench/worker/problem_check.py), answered once the lane is held as asked, and
+// {"trial": record}, answered once the trial is judged. The time spent waiting for the lane or
+// the judge does not count against the check's deadline: a check queued behind a slow or
+// hanging one keeps its whole deadline for its own work.
+sandbox::InterimHandler interim_handler(std::optional<sched::LaneHold>& hold,
+                                        sandbox::WorkerClient& worker, TrialStream& stream) {
+  return [&hold, &worker, &stream](const nlohmann::json& message) -> std::optional<nlohmann::json> {
     const auto asked = Clock::now();
     struct Paused {
       sandbox::WorkerClient& worker;
       Clock::time_point asked;
       ~Paused() { worker.pause_deadline(Clock::now() - asked); }
     } paused{worker, asked};
-    const std::string wanted = message.value("gpu_lane", "");
-    if (wanted == "shared") {
-      hold.move_to(sched::LaneHold::State::shared);
-    } else if (wanted == "exclusive") {
-      hold.move_to(sched::LaneHold::State::exclusive);
-    } else if (wanted == "none") {
-      hold.move_to(sched::LaneHold::State::none);
-    } else {
-      return nlohmann::json{{"ok", false},
-                            {"message", "gpu_lane must be shared, exclusive or none"}};
+    if (message.contains("trial") && message["trial"].is_object()) {
+      stream.add(message["trial"]);
+      return nlohmann::json{{"ok", true}};
     }
+    const std::string wanted = message.value("gpu_lane", "");
+    static const std::map<std::string, sched::LaneHold::State> states = {
+        {"shared", sched::LaneHold::State::shared},
+        {"exclusive", sched::LaneHold::State::exclusive},
+        {"none", sched::LaneHold::State::none}};
+    const auto state = states.find(wanted);
+    if (!hold || state == states.end()) {
+      return nlohmann::json{
+          {"ok", false},
+          {"message", "an interim message is a trial record, or gpu_lane (shared, exclusive or "
+                      "none) in a batch on cuda"}};
+    }
+    hold->move_to(state->second);
     return nlohmann::json{{"ok", true}};
   };
 }
@@ -145,36 +192,43 @@ ProblemCheckResult check_problem(const EvalOptions& options, sched::GpuLane* lan
                                 options.precision, options.seed, trials, scratch / "outputs");
     // Declared before the phase: whatever a dead or timed-out worker held is let go at the end.
     std::optional<sched::LaneHold> hold;
-    sandbox::InterimHandler on_interim;
     if (lane && choice.gpu) {
       hold.emplace(*lane);
-      on_interim = lane_handler(*hold, *worker);
       request["gpu_lane"] = true;
     }
+    TrialStream stream(options, scratch / "outputs");
     const PhaseOutcome outcome =
         run_phase(*worker, request, options.run_timeout, WorkerRole::reference,
-                  "checking the problem", "", on_interim);
+                  "checking the problem", "", interim_handler(hold, *worker, stream));
     hold.reset();
     if (!outcome.ok) {
       result.message = outcome.message;
     } else {
-      for (const auto& t : outcome.body.value("trials", nlohmann::json::array())) {
+      const auto trials = outcome.body.value("trials", nlohmann::json::array());
+      for (const auto& t : trials) {
         result.trials.push_back({{"index", t.value("index", 0)},
                                  {"seed", t.value("seed", 0u)},
                                  {"ran", t.value("ran", false)},
                                  {"input_shapes", t.value("input_shapes", nlohmann::json())},
                                  {"error", t.value("error", "")}});
       }
-      const auto facts =
-          facts_from(outcome.body, scratch / "outputs", options, choice.gpu.has_value());
+      const auto facts = problem_facts(outcome.body, options, choice.gpu.has_value());
       result.call_us = facts.call_us;
       result.peak_memory_bytes = facts.peak_memory_bytes;
       result.device_memory_bytes = facts.device_memory_bytes;
-      try {
-        result.findings = checks::judge_problem(facts);
-        result.verdict = result.errors() ? "fail" : "pass";
-      } catch (const std::exception& e) {
-        result.message = std::string("the reference's outputs could not be judged: ") + e.what();
+      if (stream.judged != static_cast<int>(trials.size())) {
+        result.message = fmt::format("the reference worker answered {} trials but reported {} "
+                                     "as it ran them",
+                                     trials.size(), stream.judged);
+      } else if (!stream.error.empty()) {
+        result.message = stream.error;
+      } else {
+        try {
+          result.findings = stream.judge.findings(facts);
+          result.verdict = result.errors() ? "fail" : "pass";
+        } catch (const std::exception& e) {
+          result.message = std::string("the reference's outputs could not be judged: ") + e.what();
+        }
       }
     }
     worker->shutdown();

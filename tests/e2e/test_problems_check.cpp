@@ -90,6 +90,15 @@ TEST(ProblemsCheck, SoftmaxOverManyColumnsIsMostlyBelowAtol) {
   EXPECT_NE(checked.table.find("mostly-below-atol"), std::string::npos) << checked.table;
 }
 
+TEST(ProblemsCheck, EachTrialsFilesAreGoneBeforeTheNextTrialRuns) {
+  const auto checked = check("earlier_trials_files.py");
+  ASSERT_EQ(checked.reports.size(), 1u) << checked.table;
+  const auto& report = checked.reports[0];
+  EXPECT_EQ(report["verdict"], "pass") << report.dump(2);
+  EXPECT_EQ(report["trials"].size(), 4u);
+  EXPECT_TRUE(report["findings"].empty()) << report.dump(2);
+}
+
 TEST(ProblemsCheck, SeedIndependentOutputIsFound) {
   const auto report = check("seed_independent_output.py").reports[0];
   EXPECT_EQ(report["verdict"], "fail");

@@ -35,7 +35,7 @@ protected:
   }
   void TearDown() override { fs::remove_all(dir); }
 
-  // A trial whose outputs, repeat and trivial answers are given.
+  // A trial whose outputs, repeat and inputs are given.
   TrialFacts trial(int index, const compare::Tensor& out, const compare::Tensor& repeat,
                    const compare::Tensor& input) {
     TrialFacts t;
@@ -46,12 +46,9 @@ protected:
     t.outputs = dir / (stem + "outputs");
     t.repeat = dir / (stem + "repeat");
     t.inputs = dir / (stem + "inputs");
-    t.trivial = dir / (stem + "trivial");
     write(t.outputs, {{"output.0", out}});
     write(t.repeat, {{"output.0", repeat}});
     write(t.inputs, {{"input.0", input}});
-    std::vector<float> zeros(out.numel(), 0.0f);
-    write(t.trivial, {{"zeros.0", f32(out.shape, zeros)}});
     return t;
   }
   fs::path dir;
@@ -189,4 +186,66 @@ TEST_F(JudgeProblem, ExactZerosAndAModestShareBelowAtolAreNotWarnedAbout) {
   const auto relu = f32({6}, {0, 0, 0, 0.5f, 2e-5f, 0.7f});
   facts.trials.push_back(trial(0, relu, relu, f32({6}, {-1, -2, -3, 0.5f, 2e-5f, 0.7f})));
   EXPECT_FALSE(has(judge_problem(facts), "mostly-below-atol", "warn"));
+}
+
+namespace {
+
+std::vector<std::string> described(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    out.push_back(f.check + "/" + f.severity + ": " + f.message);
+  }
+  return out;
+}
+
+} // namespace
+
+// What `kbench problems check` does: each trial judged as the worker finishes it, then its
+// files removed (the outputs too once no trivial answer is left to verify).
+TEST_F(JudgeProblem, TrialByTrialWithFilesRemovedJudgesAsAllAtOnce) {
+  auto streamed = [&](const ProblemFacts& facts, std::vector<bool>& outputs_kept) {
+    ProblemJudge judge(facts.tolerance);
+    for (const auto& t : facts.trials) {
+      judge.add_trial(t);
+      for (const auto& path : {t.repeat, t.unseeded, t.inputs}) {
+        fs::remove(path);
+      }
+      outputs_kept.push_back(judge.outputs_needed_again());
+      if (!outputs_kept.back()) {
+        fs::remove(t.outputs);
+      }
+    }
+    return judge.findings(facts);
+  };
+
+  ProblemFacts healthy;
+  healthy.trials.push_back(trial(0, f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}),
+                                 f32({2, 2}, {0.5f, 1, 1.5f, 2})));
+  healthy.trials.push_back(trial(1, f32({2, 2}, {4, 3, 2, 1}), f32({2, 2}, {4, 3, 2, 1}),
+                                 f32({2, 2}, {2, 1.5f, 1, 0.5f})));
+  std::vector<bool> kept;
+  EXPECT_TRUE(streamed(healthy, kept).empty());
+  EXPECT_EQ(kept, (std::vector<bool>{false, false})); // nothing trivial can pass: all removed
+
+  ProblemFacts constant; // one constant passes every trial: the outputs are read again
+  constant.trials.push_back(trial(0, f32({3}, {0.50004f, 0.49997f, 0.5f}),
+                                  f32({3}, {0.50004f, 0.49997f, 0.5f}), f32({3}, {1, 2, 3})));
+  constant.trials.push_back(trial(1, f32({3}, {0.49998f, 0.50003f, 0.50001f}),
+                                  f32({3}, {0.49998f, 0.50003f, 0.50001f}), f32({3}, {3, 2, 1})));
+  const auto all_at_once = described(judge_problem(constant));
+  kept.clear();
+  EXPECT_EQ(described(streamed(constant, kept)), all_at_once);
+  EXPECT_EQ(kept, (std::vector<bool>{true, true}));
+  EXPECT_FALSE(all_at_once.empty());
+}
+
+TEST_F(JudgeProblem, ARepeatTheWorkerFoundIdenticalNeedsNoFile) {
+  ProblemFacts facts;
+  for (int i = 0; i < 2; ++i) {
+    const auto out = f32({2, 2}, {1.0f + i, 2, 3, 4});
+    facts.trials.push_back(trial(i, out, out, f32({2}, {1, 2})));
+    fs::remove(facts.trials.back().repeat);
+    facts.trials.back().repeat_identical = true;
+  }
+  EXPECT_TRUE(judge_problem(facts).empty());
 }
