@@ -3,7 +3,9 @@ suite's path (nothing of theirs is copied): the prompt examples' model_ex_* / mo
 pairs and the adversarial unit-test kernels. On a CPU machine only the static check runs (every
 candidate is CUDA, Triton, CuTe, TileLang, HIP or ThunderKittens); on a GPU, `kbench suite`."""
 
+import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -28,6 +30,9 @@ ADVERSARIAL = {
     "static rule or the timing flags)",
 }
 UNIT_TEST_PROBLEM = "KernelBench/level1/1_Square_matrix_multiplication_.py"
+# A prompt template's placeholders (`<custom_kernel_name_1>`, `<...kernel params...>`): the
+# prompt fills them in, so the file is no candidate.
+PLACEHOLDER = re.compile(r"<custom_kernel_name_\d+>|<\.\.\.[^>]*>")
 
 
 def _pairs(prompts: Path):
@@ -52,6 +57,10 @@ def manifest(kernelbench: Path) -> dict:
                  "why": "KernelBench's own worked example of a correct candidate"}
         if ref is None or new.stat().st_size == 0 or ref.stat().st_size == 0:
             entry.update(skip="empty file or no model_ex_* reference to pair it with", expect=None)
+        elif PLACEHOLDER.search(new.read_text(errors="replace")):
+            found = PLACEHOLDER.search(new.read_text(errors="replace")).group(0)
+            entry.update(skip=f"a prompt template with placeholders ({found}) that the prompt "
+                         "fills in, not Python: no candidate", expect=None)
         if tag in NEEDS:
             entry["needs"] = NEEDS[tag]
         entries.append(entry)
@@ -74,13 +83,17 @@ def _static(kbench: str, entry: dict) -> dict:
     return {"exit": done.returncode, "verdicts": lines[:6]}
 
 
-def run(kbench: str, kernelbench: Path, out_dir: Path, device: str) -> dict:
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def run(kbench: str, kernelbench: Path, out_dir: Path, device: str, evaluate: bool = True) -> dict:
     doc = manifest(kernelbench)
     path = out_dir / "kernelbench-candidates.json"
     path.write_text(json.dumps(doc, indent=1))
     results = {}
     jsonl = out_dir / "kernelbench-candidates.jsonl"
-    if device == "cuda":
+    if device == "cuda" and evaluate:
         subprocess.run([kbench, "suite", str(path), "--device", "cuda", "--jsonl", str(jsonl), "--resume"])
     if jsonl.exists():
         for line in jsonl.read_text().splitlines():
@@ -88,8 +101,13 @@ def run(kbench: str, kernelbench: Path, out_dir: Path, device: str) -> dict:
                 row = json.loads(line)
             except ValueError:
                 continue
-            results[row.get("candidate", {}).get("path", "")] = row.get("status")
+            # By content: `kbench suite` evaluates a pair once and writes one line for an entry
+            # that repeats an earlier one (KernelBench's prompts/model_new_ex_add.py is
+            # model_new_ex_1.py again).
+            results[(row.get("problem", {}).get("sha256"), row.get("candidate", {}).get("sha256"))] = row
     for entry in doc["entries"]:
         entry["static"] = _static(kbench, entry)
-        entry["status"] = results.get(entry["candidate"])
+        row = results.get((_sha256(entry["problem"]), _sha256(entry["candidate"])), {})
+        entry["status"] = row.get("status")
+        entry["message"] = row.get("message") or ""
     return {"manifest": str(path), "entries": doc["entries"], "skipped": doc["skipped"]}

@@ -6,6 +6,9 @@ import re
 # Findings that say the problem itself cannot grade candidates fairly.
 _PROBLEM_CHECKS = {"reference-runs", "weights-follow-seed", "depends-on-inputs", "trivial-answer",
                    "fits-device-memory"}
+# A from_pretrained that found no weights in the Hugging Face cache on a machine with no network.
+_HF_OFFLINE_MARKERS = ("huggingface.co", "couldn't find them in the cached files", "LocalEntryNotFoundError",
+                       "HF_HUB_OFFLINE")
 _KBENCH_MARKERS = ("SafetensorError", "File too large", "kbench_native", "popcorn_pri was used outside")
 
 
@@ -28,6 +31,9 @@ def classify(probe: dict, check: dict | None, source: str, device: str) -> tuple
             return "needs", "machine", need
         if any(m in err for m in _KBENCH_MARKERS):
             return "fail", "kbench", err
+        if any(m in err for m in _HF_OFFLINE_MARKERS):
+            models = ", ".join(static.get("hf_models", [])) or "the model's"
+            return "needs", "machine", f"Hugging Face weights {models} in the Hugging Face cache (HF_HOME)"
         if "CUDA" in err or "cuda" in err:
             return "needs", "machine", f"a GPU at load time: {err}"
         return "fail", "problem", err

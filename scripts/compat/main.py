@@ -31,9 +31,14 @@ def parse(argv):
     ap.add_argument("--out", type=Path, default=BUILD / "compat")
     ap.add_argument("--kbench", default=str(BUILD / "kbench"))
     ap.add_argument("--report", type=Path, default=ROOT / "docs" / "compatibility.md")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: write the report from what --out holds (a GPU run's results "
+                         "brought back here); the popcorn_pri comparison still runs")
     ap.add_argument("--skip", action="append", default=[],
                     choices=("probe", "checks", "candidates", "pri"), help="leave a step out")
     args = ap.parse_args(argv)
+    if args.report_only:
+        args.skip += ["probe", "checks"]
     if args.max_bytes is None:
         args.max_bytes = 64 * 2**20 if args.device == "cpu" else 0
     return args
@@ -59,7 +64,8 @@ def main(argv=None) -> int:
         run_checks.run_checks(args.kbench, problems, probes, args.out, args)
     cand = None
     if "candidates" not in args.skip:
-        cand = candidates.run(args.kbench, args.kernelbench, args.out, args.device)
+        cand = candidates.run(args.kbench, args.kernelbench, args.out, args.device,
+                              evaluate=not args.report_only)
     pri = pri_compare.compare(args.popcornbench) if "pri" not in args.skip else None
     checks = {p.key: run_checks.load_check(args.out, p, args.device) for p in problems}
     report.write(args.report, problems, probes, checks, cand, pri, args)

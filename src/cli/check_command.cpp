@@ -78,8 +78,8 @@ Command register_check_command(CLI::App& app) {
       "check", "run the static rules on a candidate (no build, no device); exit 1 on a reject");
   auto o = std::make_shared<CheckOptions>();
   command->add_option("candidate", o->candidate, "the candidate's Python file")->required();
-  command->add_option("--backend", o->backend, "cuda, triton, cpu or auto (inferred)")
-      ->check(CLI::IsMember({"auto", "cuda", "triton", "cpu"}))
+  command->add_option("--backend", o->backend, "cuda, triton, cute, tilelang, cpu or auto (inferred)")
+      ->check(CLI::IsMember({"auto", "cuda", "triton", "cute", "tilelang", "cpu"}))
       ->capture_default_str();
   command->add_option("--rules", o->rules,
                       "rule set: a JSON file or a bundled name (default, strict, allow-libraries, "

@@ -10,7 +10,7 @@ void add_shared_eval_options(CLI::App& command, EvalOptions& o) {
       ->capture_default_str();
   command
       .add_option("--backend", o.backend,
-                  "what the static check requires: cuda, triton, cpu or auto (from the source)")
+                  "what the static check requires: cuda, triton, cute, tilelang, cpu or auto (from the source)")
       ->capture_default_str();
   command.add_option("--rules", o.rules,
                      "rule set (static and dynamic rules): a JSON file or a bundled name "

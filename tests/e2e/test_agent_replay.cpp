@@ -107,7 +107,8 @@ TEST_F(AgentReplay, TheRecordedRunPlaysTurnByTurnAndItsExportedTracePlaysAgain) 
     const auto& said = turns[t].request["messages_after"][0];
     EXPECT_EQ(said["content"], recorded["content"]) << "turn " << t;
     ASSERT_EQ(turns[t].calls.size(), 1u) << "turn " << t;
-    EXPECT_EQ(turns[t].calls[0].tool, recorded["tool_calls"][0]["name"]) << "turn " << t;
+    EXPECT_EQ(turns[t].calls[0].tool, recorded["tool_calls"][0]["name"].get<std::string>())
+        << "turn " << t;
     EXPECT_EQ(turns[t].calls[0].arguments, recorded["tool_calls"][0]["arguments"]) << "turn " << t;
     EXPECT_EQ(turns[t].usage["input"], recorded["usage"]["input"]) << "turn " << t;
   }

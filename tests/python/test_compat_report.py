@@ -29,6 +29,15 @@ def test_missing_hub_module_is_a_need_naming_the_weights():
     assert "transformers" in reason and "gpt2" in reason
 
 
+def test_weights_missing_on_an_offline_machine_are_a_need_naming_them():
+    # The H200 has transformers but no network: from_pretrained finds no cached weights.
+    probe = {"loads": False, "static": {"hf_models": ["gpt2"]},
+             "load_error": "OSError: We couldn't connect to 'https://huggingface.co' to load the "
+                           "files, and couldn't find them in the cached files."}
+    state, fault, reason = classify.classify(probe, None, "", "cuda")
+    assert (state, fault) == ("needs", "machine") and "gpt2" in reason
+
+
 def test_missing_shim_name_is_kbench_at_fault():
     probe = {"loads": False, "load_error": "ImportError",
              "static": {"shim_missing": ["kernelbench.distributed_collectives.broadcast"]}}
@@ -64,8 +73,9 @@ def test_manifest_pairs_examples_by_longest_prefix_and_lists_unit_kernels(tmp_pa
     prompts.mkdir(parents=True)
     kernels.mkdir(parents=True)
     for name in ("model_ex_add.py", "model_new_ex_add.py", "model_new_ex_add_triton.py",
-                 "model_new_ex_orphan.py"):
+                 "model_new_ex_orphan.py", "model_ex_2.py"):
         (prompts / name).write_text("x = 1\n")
+    (prompts / "model_new_ex_2.py").write_text("<custom_kernel_name_1>_source = 1\n")
     (kernels / "zero_out_kernel.py").write_text("x = 1\n")
     doc = candidates.manifest(tmp_path)
     by_candidate = {Path(e["candidate"]).name: e for e in doc["entries"]}
@@ -74,7 +84,9 @@ def test_manifest_pairs_examples_by_longest_prefix_and_lists_unit_kernels(tmp_pa
     assert "triton" in by_candidate["model_new_ex_add_triton.py"]["needs"]
     zero = by_candidate["zero_out_kernel.py"]
     assert zero["verdict"] == "not ok" and "expect" not in zero and "zeroes" in zero["why"]
-    assert [Path(e["candidate"]).name for e in doc["skipped"]] == ["model_new_ex_orphan.py"]
+    skipped = {Path(e["candidate"]).name: e["skip"] for e in doc["skipped"]}
+    assert sorted(skipped) == ["model_new_ex_2.py", "model_new_ex_orphan.py"]
+    assert "template" in skipped["model_new_ex_2.py"] and "<custom_kernel_name_1>" in skipped["model_new_ex_2.py"]
 
 
 def test_comparison_sees_a_helper_that_draws_other_sizes():

@@ -185,6 +185,70 @@ def test_kernel_required_triton():
     assert decoy and "never uses the @triton.jit function" in decoy[0]["message"]
 
 
+# KernelBench's own prompt examples in CUTLASS's CuTe DSL and in TileLang (shapes of
+# src/kernelbench/prompts/model_new_ex_add_cute.py and model_new_ex_add_tilelang.py).
+CUTE = """\
+import torch
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+@cute.kernel
+def add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    gC[tidx] = gA[tidx] + gB[tidx]
+
+@cute.jit
+def add_host(mA, mB, mC):
+    add_kernel(mA, mB, mC).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        c = torch.empty_like(a)
+        add_host(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+        return c
+"""
+
+TILELANG = """\
+import torch
+import torch.nn as nn
+import tilelang
+import tilelang.language as T
+
+def build(M, N, block_M=128, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            for i, j in T.Parallel(block_M, N):
+                C[bx * block_M + i, j] = A[bx * block_M + i, j] + B[bx * block_M + i, j]
+    return tilelang.compile(main, out_idx=[2])
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        kernel = build(*A.shape)
+        return kernel(A, B)
+"""
+
+
+@pytest.mark.parametrize("source, backend", [(CUTE, "cute"), (TILELANG, "tilelang")])
+def test_kernel_required_python_kernel_languages(source, backend):
+    result = analyse(source, "c.py")
+    assert result["backend"] == backend
+    assert [v for v in result["verdicts"] if v["severity"] == "reject"] == []
+    # Without its kernel decorators the candidate has no kernel of that backend.
+    bare = source.replace("@cute.kernel\n", "").replace("@cute.jit\n", "").replace("    @T.prim_func\n", "")
+    assert analyse(bare, "c.py")["backend"] == "cpu"
+    hits = fired(bare, "kernel-required", backend=backend)
+    assert hits and "none was found" in hits[0]["message"]
+
+
+def test_a_cute_host_function_alone_is_not_a_kernel():
+    no_device = CUTE.replace("@cute.kernel\n", "")
+    assert analyse(no_device, "c.py")["backend"] == "cute"
+    hits = fired(no_device, "kernel-required")
+    assert hits and "@cute.kernel" in hits[0]["message"]
+
+
 def test_kernel_required_cpu():
     cpu = REPO / "examples/cpu/level1_relu.py"
     assert fired(cpu.read_text(), "kernel-required", backend="cpu") == []

@@ -21,7 +21,7 @@ from .static_analysis import Candidate, problem_constants
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 SEVERITIES = ("reject", "warn", "off")
-BACKENDS = ("cuda", "triton", "cpu")
+BACKENDS = ("cuda", "triton", "cute", "tilelang", "cpu")
 
 
 class RuleSetError(ValueError):

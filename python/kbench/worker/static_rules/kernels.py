@@ -14,30 +14,48 @@ from ..static_analysis import LOADERS, string_line
 _FUNCTION_DEFINITION = re.compile(r"[\w:<>\*&]+\s+[\*&]?\s*\w+\s*\([^;{}]*\)\s*(const\s*)?\{")
 
 
+# Kernel languages written in Python, each known by the decorators of its kernel functions.
+DSL_DECORATORS = {
+    "triton": ("triton.jit", "triton.autotune", "triton.heuristics"),
+    # CUTLASS's CuTe DSL: `import cutlass.cute as cute`, @cute.kernel (device) and @cute.jit (host).
+    "cute": ("cutlass.cute.kernel", "cutlass.cute.jit"),
+    # TileLang: `import tilelang.language as T`, @T.prim_func, or @tilelang.jit over one.
+    "tilelang": ("tilelang.language.prim_func", "tilelang.jit"),
+}
+
+
 def infer_backend(candidate):
     if any(e["cuda"] for e in candidate.compiled_sources) or any("__global__" in t for t in candidate.cpp_sources):
         return "cuda"
-    if _triton_kernels(candidate):
-        return "triton"
+    for backend in DSL_DECORATORS:
+        if _dsl_kernels(candidate, backend):
+            return backend
     return "cpu"
 
 
-def _triton_kernels(candidate):
+def _dsl_kernels(candidate, backend):
+    """The functions decorated as kernels of `backend`'s language (DSL_DECORATORS)."""
     kernels = []
     for node in ast.walk(candidate.tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                if (candidate.qualname(target) or "") in ("triton.jit", "triton.autotune",
-                                                          "triton.heuristics"):
+                if (candidate.qualname(target) or "") in DSL_DECORATORS[backend]:
                     kernels.append(node)
+                    break
     return kernels
+
+
+def _triton_kernels(candidate):
+    return _dsl_kernels(candidate, "triton")
 
 
 _REQUIREMENTS = {
     "cuda-global": ("a __global__ function in CUDA sources compiled with load_inline "
                     "(or torch.utils.cpp_extension.load with sources)"),
     "triton-jit": "a @triton.jit function",
+    "cute-kernel": "a @cute.kernel function (CUTLASS CuTe DSL)",
+    "tilelang-prim-func": "a TileLang @T.prim_func (or @tilelang.jit) function",
     "cpp-function": "a C++ function compiled through load_inline(cpp_sources=...)",
     "none": "",
 }
@@ -49,6 +67,11 @@ def _meets(candidate, requirement):
         return any("__global__" in e["cuda"] or "__global__" in e["cpp"] or e["files"] for e in compiled)
     if requirement == "triton-jit":
         return bool(_triton_kernels(candidate))
+    if requirement == "cute-kernel":
+        return any(candidate.qualname(d.func if isinstance(d, ast.Call) else d) == "cutlass.cute.kernel"
+                   for k in _dsl_kernels(candidate, "cute") for d in k.decorator_list)
+    if requirement == "tilelang-prim-func":
+        return bool(_dsl_kernels(candidate, "tilelang"))
     if requirement == "cpp-function":
         return any(_FUNCTION_DEFINITION.search(e["cpp"] + "\n" + e["cuda"]) or e["files"] for e in compiled)
     return True
@@ -63,7 +86,8 @@ def rule_kernel_required(candidate, options):
                  "no custom kernel would run")]
     if requirement == "none" or candidate.modelnew is None or _forward_uses_own_code(candidate):
         return []
-    what = "@triton.jit function" if requirement == "triton-jit" else "compiled extension"
+    what = {"triton-jit": "@triton.jit function", "cute-kernel": "CuTe DSL kernel",
+            "tilelang-prim-func": "TileLang kernel"}.get(requirement, "compiled extension")
     return [(line, f"forward never uses the {what} it defines (nor does anything forward calls): "
              "a kernel that is never launched is a decoy and torch does the work; call your "
              "kernel from forward")]
@@ -72,8 +96,9 @@ def rule_kernel_required(candidate, options):
 def _forward_uses_own_code(candidate):
     """Whether the code forward reaches names the candidate's own compiled code: a name bound to
     what load_inline/load returned (through aliases and `self.` attributes), a loader call, a
-    @triton.jit function, or torch.ops when the extension registers operators there."""
-    own = set(candidate.extension_names) | {k.name for k in _triton_kernels(candidate)}
+    kernel function of a Python kernel language (@triton.jit, CuTe DSL, TileLang), or torch.ops when the extension registers operators there."""
+    own = set(candidate.extension_names) | {
+        k.name for backend in DSL_DECORATORS for k in _dsl_kernels(candidate, backend)}
     _bound_to(candidate, own)
     registers_ops = any("TORCH_LIBRARY" in t for t in candidate.cpp_sources)
     for node in _reached_code(candidate):
