@@ -24,7 +24,9 @@ class ReferenceSession:
         # problem's get_inputs() cannot run that way (it calls numpy on a tensor, say).
         self.inputs_on_device = self.device.type == "cuda"
 
-    def _build_trial(self, seed, init_seed):
+    def _build_model(self, seed, init_seed):
+        """The trial's init inputs and model, as _build_trial makes them (its inputs are drawn
+        after), for a caller that wants the model alone."""
         from kernelbench import popcorn_random_inputs
 
         p = self.problem
@@ -32,7 +34,10 @@ class ReferenceSession:
         runtime.set_seed(seed)
         init_inputs = _as_list(p.get_init_inputs(), "get_init_inputs()", self.problem_path)
         runtime.set_seed(init_seed)
-        model = p.Model(*init_inputs).to(device=self.device, dtype=self.dtype)
+        return init_inputs, p.Model(*init_inputs).to(device=self.device, dtype=self.dtype)
+
+    def _build_trial(self, seed, init_seed):
+        init_inputs, model = self._build_model(seed, init_seed)
         inputs = _as_list(self._draw_inputs(seed), "get_inputs()", self.problem_path)
         _check_inputs(inputs, self.problem_path)
         return init_inputs, model, runtime.cast_inputs(inputs, self.device, self.dtype)
