@@ -57,9 +57,8 @@ def manifest(kernelbench: Path) -> dict:
                  "why": "KernelBench's own worked example of a correct candidate"}
         if ref is None or new.stat().st_size == 0 or ref.stat().st_size == 0:
             entry.update(skip="empty file or no model_ex_* reference to pair it with", expect=None)
-        elif PLACEHOLDER.search(new.read_text(errors="replace")):
-            found = PLACEHOLDER.search(new.read_text(errors="replace")).group(0)
-            entry.update(skip=f"a prompt template with placeholders ({found}) that the prompt "
+        elif placeholder := PLACEHOLDER.search(new.read_text(errors="replace")):
+            entry.update(skip=f"a prompt template with placeholders ({placeholder.group(0)}) that the prompt "
                          "fills in, not Python: no candidate", expect=None)
         if tag in NEEDS:
             entry["needs"] = NEEDS[tag]

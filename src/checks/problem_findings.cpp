@@ -52,9 +52,22 @@ double mean_in_dtype(const Tensor& reference) {
   return compare::round_to_dtype(n ? sum / static_cast<double>(n) : 0.0, reference.dtype);
 }
 
+// Per output of one trial: how many elements 0 matches under the output's tolerance (one pass
+// over outputs of up to 8 GiB, read by judge_trivial and tally_below_atol alike).
+using ZeroCounts = std::map<std::string, std::size_t>;
+
+ZeroCounts count_zeros(const TensorFile& outputs, const compare::ToleranceOverride& tolerance) {
+  ZeroCounts counts;
+  for (const auto& [name, reference] : outputs.tensors) {
+    counts[name] =
+        compare::count_matching(reference, 0, compare::tolerance_for(reference.dtype, tolerance));
+  }
+  return counts;
+}
+
 // Zeros and the trial's mean everywhere, and an input passed through, against one trial. Each
 // passes when the comparator's rule (within_tolerance) holds for every element.
-void judge_trivial(const TrialFacts& trial, const TensorFile& outputs,
+void judge_trivial(const TrialFacts& trial, const TensorFile& outputs, const ZeroCounts& zeros,
                    const compare::ToleranceOverride& tolerance,
                    std::map<std::string, TrivialTally>& tally) {
   const auto inputs = read(trial.inputs);
@@ -66,7 +79,7 @@ void judge_trivial(const TrialFacts& trial, const TensorFile& outputs,
       t.passed += passed ? 1 : 0;
     };
     const std::size_t n = reference.numel();
-    attempt("zeros", compare::count_matching(reference, 0, tol) == n);
+    attempt("zeros", zeros.at(name) == n);
     // A one-element output's "constant" (its own mean) is the answer itself, not a shortcut;
     // whether it depends on the inputs is depends-on-inputs' question.
     if (n >= 2) {
@@ -109,6 +122,7 @@ struct BelowAtol {
 // Elements that are not 0 but that 0 matches: the tolerance cannot tell them from nothing.
 // Exact zeros are left out (a ReLU's are structure, and 0 is their right answer).
 void tally_below_atol(const TrialFacts& trial, const compare::TensorFile& outputs,
+                      const ZeroCounts& within_tolerance_of_zero,
                       const compare::ToleranceOverride& tolerance,
                       std::map<std::string, BelowAtol>& tally) {
   for (const auto& [name, reference] : outputs.tensors) {
@@ -120,7 +134,7 @@ void tally_below_atol(const TrialFacts& trial, const compare::TensorFile& output
     const Tolerance tol = compare::tolerance_for(reference.dtype, tolerance);
     const std::size_t zeros = compare::count_matching(reference, 0, Tolerance{});
     const std::size_t nonzero = reference.numel() - zeros;
-    const std::size_t below = compare::count_matching(reference, 0, tol) - zeros;
+    const std::size_t below = within_tolerance_of_zero.at(name) - zeros;
     const double share = nonzero ? static_cast<double>(below) / static_cast<double>(nonzero) : 0;
     if (share < kMostlyBelowAtolShare) {
       t.every_trial = false;
@@ -274,8 +288,9 @@ void ProblemJudge::add_trial(const TrialFacts& trial) {
       !compare::compare_output_files(trial.unseeded, trial.outputs, s.tolerance).passed) {
     ++s.seeded_only;
   }
-  judge_trivial(trial, outputs, s.tolerance, s.trivial);
-  tally_below_atol(trial, outputs, s.tolerance, s.below_atol);
+  const ZeroCounts zeros = count_zeros(outputs, s.tolerance);
+  judge_trivial(trial, outputs, zeros, s.tolerance, s.trivial);
+  tally_below_atol(trial, outputs, zeros, s.tolerance, s.below_atol);
   s.search.add(outputs);
   if (!s.first_outputs) {
     s.judge_shape(outputs, trial.index);
