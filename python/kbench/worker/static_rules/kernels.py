@@ -33,17 +33,22 @@ def infer_backend(candidate):
     return "cpu"
 
 
-def _dsl_kernels(candidate, backend):
-    """The functions decorated as kernels of `backend`'s language (DSL_DECORATORS)."""
+def _decorated(candidate, decorators):
+    """The functions with one of `decorators` (qualified names, called or not)."""
     kernels = []
     for node in ast.walk(candidate.tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                if (candidate.qualname(target) or "") in DSL_DECORATORS[backend]:
+                if (candidate.qualname(target) or "") in decorators:
                     kernels.append(node)
                     break
     return kernels
+
+
+def _dsl_kernels(candidate, backend):
+    """The functions decorated as kernels of `backend`'s language (DSL_DECORATORS)."""
+    return _decorated(candidate, DSL_DECORATORS[backend])
 
 
 def _triton_kernels(candidate):
@@ -67,9 +72,8 @@ def _meets(candidate, requirement):
         return any("__global__" in e["cuda"] or "__global__" in e["cpp"] or e["files"] for e in compiled)
     if requirement == "triton-jit":
         return bool(_triton_kernels(candidate))
-    if requirement == "cute-kernel":
-        return any(candidate.qualname(d.func if isinstance(d, ast.Call) else d) == "cutlass.cute.kernel"
-                   for k in _dsl_kernels(candidate, "cute") for d in k.decorator_list)
+    if requirement == "cute-kernel":  # the device function: a @cute.jit host one launches nothing
+        return bool(_decorated(candidate, ("cutlass.cute.kernel",)))
     if requirement == "tilelang-prim-func":
         return bool(_dsl_kernels(candidate, "tilelang"))
     if requirement == "cpp-function":
@@ -96,7 +100,8 @@ def rule_kernel_required(candidate, options):
 def _forward_uses_own_code(candidate):
     """Whether the code forward reaches names the candidate's own compiled code: a name bound to
     what load_inline/load returned (through aliases and `self.` attributes), a loader call, a
-    kernel function of a Python kernel language (@triton.jit, CuTe DSL, TileLang), or torch.ops when the extension registers operators there."""
+    kernel function of a Python kernel language (@triton.jit, CuTe DSL, TileLang), or torch.ops
+    when the extension registers operators there."""
     own = set(candidate.extension_names) | {
         k.name for backend in DSL_DECORATORS for k in _dsl_kernels(candidate, backend)}
     _bound_to(candidate, own)
