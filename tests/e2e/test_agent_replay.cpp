@@ -109,7 +109,9 @@ TEST_F(AgentReplay, TheRecordedRunPlaysTurnByTurnAndItsExportedTracePlaysAgain) 
     ASSERT_EQ(turns[t].calls.size(), 1u) << "turn " << t;
     EXPECT_EQ(turns[t].calls[0].tool, recorded["tool_calls"][0]["name"].get<std::string>())
         << "turn " << t;
-    EXPECT_EQ(turns[t].calls[0].arguments, recorded["tool_calls"][0]["arguments"]) << "turn " << t;
+    EXPECT_EQ(turns[t].calls[0].arguments,
+              recorded["tool_calls"][0]["arguments"].get<std::string>())
+        << "turn " << t;
     EXPECT_EQ(turns[t].usage["input"], recorded["usage"]["input"]) << "turn " << t;
   }
   // The tools really ran: the first kernel did not build, for the reason recorded.
