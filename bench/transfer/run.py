@@ -14,9 +14,18 @@ alike:
             goes through the shared mapping, as the bytes past the limit do;
   new-shm:  `new` in /dev/shm, for what a tmpfs scratch directory would save (kbench keeps
             transfer files in the scratch directory: docs/architecture.md, "Transfer").
-Each figure is the median wall time of write plus read; ratios are to `old` in the same run.
-Usage: python3 bench/transfer/run.py [--sizes-mb 1,16,128,1024] [--rounds 5]
-Needs torch and safetensors (kbench's venv); runs on the CPU.
+And how a worker gets a tensor's bytes to the channel (`--device cuda`: a tensor on the GPU, the
+only ways then):
+  copy:     a private CPU copy of the whole tensor first (tensor_io.py before the stage), then
+            `new` from the copy;
+  staged:   tensor_io's writer: the bytes a chunk at a time through one reusable buffer,
+            page-locked for a GPU's tensor.
+Each figure is the median wall time of write plus read; ratios are to `old` (to `copy` on cuda)
+in the same run.
+Usage: python3 bench/transfer/run.py [--sizes-mb 1,16,128,1024] [--rounds 5] [--device cuda]
+  [--build BUILD_DIR]
+Needs torch and safetensors (kbench's venv) and, for `staged`, kbench_native from BUILD_DIR/python
+(default build/); `--device cpu` (the default) runs on any machine.
 """
 
 import argparse
@@ -44,6 +53,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-mb", default="1,16,128,1024")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--build", type=Path, default=ROOT / "build")
     args = parser.parse_args()
 
     import torch
@@ -85,13 +96,26 @@ def main():
     def new_mmap(t, path):
         new(t, path, limit=0)
 
+    sys.path[:0] = [str(ROOT / "python"), str(args.build / "python")]
+    from kbench.worker import tensor_io
+
+    def copy(t, path):  # the whole tensor to a private CPU copy first, as tensor_io did
+        new(tensor_io._private_cpu_copy(t), path)
+
+    def staged(t, path):
+        tensor_io._write({"output.0": t}, str(path))
+
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     ways = [("old", old, disk), ("new", new, disk), ("new-mmap", new_mmap, disk)] + ([("new-shm", new, shm)] if shm else [])
+    ways += [("copy", copy, disk), ("staged", staged, disk)]
+    if args.device == "cuda":
+        ways = ways[-2:]
+    base = ways[0][0]
     print(f"scratch filesystem: {disk.parent}; tmpfs: {shm.parent if shm else 'none'}; "
           f"torch {torch.__version__}; {os.cpu_count()} cores")
-    print(f"{'size':>8} " + " ".join(f"{name + ' ms':>12}" for name, _, _ in ways) + "   ratios to old")
+    print(f"{'size':>8} " + " ".join(f"{name + ' ms':>12}" for name, _, _ in ways) + f"   ratios to {base}")
     for mb in [int(x) for x in args.sizes_mb.split(",")]:
-        t = torch.randn(mb * (1 << 20) // 4)
+        t = torch.randn(mb * (1 << 20) // 4, device=args.device)
         times = {name: [] for name, _, _ in ways}
         for round_ in range(args.rounds + 1):
             for name, write, where in ways:
@@ -100,14 +124,14 @@ def main():
                 write(t, path)
                 back = load_file(str(path))["output.0"]
                 elapsed = time.perf_counter() - start
-                if round_ == 0 and not torch.equal(back, t):
+                if round_ == 0 and not torch.equal(back, t.cpu()):
                     sys.exit(f"{name}: the tensor read back differs from the one written")
                 del back
                 path.unlink()
                 if round_ > 0:  # the first round warms the page cache and allocator
                     times[name].append(elapsed)
         medians = {name: statistics.median(v) * 1e3 for name, v in times.items()}
-        ratios = ", ".join(f"{name} {medians[name] / medians['old']:.2f}x" for name in medians if name != "old")
+        ratios = ", ".join(f"{name} {medians[name] / medians[base]:.2f}x" for name in medians if name != base)
         print(f"{mb:>6}MB " + " ".join(f"{medians[name]:>12.1f}" for name, _, _ in ways) + f"   {ratios}")
         del t
     os.rmdir(disk)

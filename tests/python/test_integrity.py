@@ -348,7 +348,8 @@ def test_outputs_are_saved_and_described_whatever_tensor_methods_now_do(monkeypa
         raise AssertionError("the harness called a tensor attribute a candidate can replace")
 
     for name in ("detach", "to", "cpu", "contiguous", "clone", "view", "numel", "data_ptr",
-                 "untyped_storage", "element_size", "size", "is_contiguous", "numpy", "flatten"):
+                 "untyped_storage", "element_size", "size", "is_contiguous", "numpy", "flatten",
+                 "narrow", "copy_"):
         monkeypatch.setattr(torch.Tensor, name, trap)
     monkeypatch.setattr(torch.Tensor, "shape", property(trap))
     monkeypatch.setattr(torch.Tensor, "dtype", property(trap))

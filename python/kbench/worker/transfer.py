@@ -30,7 +30,8 @@ class TransferError(Exception):
 def layout(specs):
     """The header bytes (length prefix, JSON, padding to 8) and each tensor's data offset.
 
-    `specs` maps a name to (torch dtype, shape, data pointer, byte count), in file order."""
+    `specs` maps a name to (torch dtype, shape, source, byte count), in file order; the source
+    is the data's pointer, or a callable that yields the bytes as (pointer, count) chunks."""
     header, offset, offsets = {}, 0, []
     for name, (dtype, shape, _, nbytes) in specs.items():
         if dtype not in _NAMES:
@@ -60,9 +61,48 @@ def _pwrite_all(fd, view, offset):
         view, offset = view[written:], offset + written
 
 
+def _put(fd, mapped, anchor, cut, offset, piece):
+    """One piece (bytes-like, or (pointer, count)) at `offset`: write(2) below `cut`, the
+    mapping of the file's bytes from `cut` on past it."""
+    if isinstance(piece, tuple):
+        ptr, count = piece
+        if not count:
+            return
+        view = memoryview((ctypes.c_char * count).from_address(ptr)).cast("B")
+    else:
+        view, ptr, count = memoryview(piece), None, len(piece)
+    below = max(0, min(count, cut - offset))
+    if below:
+        _pwrite_all(fd, view[:below], offset)
+    if below < count:
+        start = offset + below - cut
+        if ptr is not None:
+            _memmove(ctypes.addressof(anchor) + start, ptr + below, count - below)
+        else:
+            mapped[start : start + count - below] = view[below:]
+    view.release()
+
+
+def _counted(name, source, nbytes):
+    """`source`'s chunks, checked to add up to the `nbytes` the header promised."""
+
+    def chunks():
+        seen = 0
+        for ptr, count in source():
+            seen += count
+            if seen > nbytes:
+                break
+            yield ptr, count
+        if seen != nbytes:
+            raise TransferError(f"tensor {name}: {seen} bytes came where the header says {nbytes}")
+
+    return chunks
+
+
 def _fill(fd, pieces, total):
-    """Copies `pieces` ((file offset, bytes-like or (pointer, count))) into the file `fd` of
-    `total` bytes: write(2) below this process's file-size limit, where it is cheaper than
+    """Copies `pieces` ((file offset, bytes-like, (pointer, count), or a callable that yields
+    (pointer, count) chunks in order, each valid until the next is asked for)) into the file `fd`
+    of `total` bytes: write(2) below this process's file-size limit, where it is cheaper than
     faulting in the pages of a mapping (bench/transfer), and a shared mapping past it."""
     limit = _file_size_limit()
     cut = total if limit is None else min(total, limit // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY)
@@ -71,23 +111,12 @@ def _fill(fd, pieces, total):
         anchor = ctypes.c_char.from_buffer(mapped) if mapped is not None else None
         try:
             for offset, piece in pieces:
-                if isinstance(piece, tuple):
-                    ptr, count = piece
-                    if not count:
-                        continue
-                    view = memoryview((ctypes.c_char * count).from_address(ptr)).cast("B")
-                else:
-                    view, ptr, count = memoryview(piece), None, len(piece)
-                below = max(0, min(count, cut - offset))
-                if below:
-                    _pwrite_all(fd, view[:below], offset)
-                if below < count:
-                    start = offset + below - cut
-                    if ptr is not None:
-                        _memmove(ctypes.addressof(anchor) + start, ptr + below, count - below)
-                    else:
-                        mapped[start : start + count - below] = view[below:]
-                view.release()
+                if not callable(piece):
+                    _put(fd, mapped, anchor, cut, offset, piece)
+                    continue
+                for chunk in piece():
+                    _put(fd, mapped, anchor, cut, offset, chunk)
+                    offset += chunk[1]
         finally:
             del anchor
     finally:
@@ -119,7 +148,8 @@ def write(specs, path, grant=None):
         if size != total:
             raise TransferError(f"{path} is {size} bytes where {what} need {total}")
         pieces = [(0, head)] + [
-            (len(head) + offset, (ptr, nbytes)) for (_, _, ptr, nbytes), offset in zip(specs.values(), offsets)
+            (len(head) + offset, _counted(name, source, nbytes) if callable(source) else (source, nbytes))
+            for (name, (_, _, source, nbytes)), offset in zip(specs.items(), offsets)
         ]
         _fill(fd, pieces, total)
     finally:
