@@ -7,6 +7,7 @@
 #include "measure/paired_speedup.hpp"
 #include "measure/stats.hpp"
 #include "pipeline/block_answer.hpp"
+#include "pipeline/block_sizing.hpp"
 #include "pipeline/seed_exchange.hpp"
 #include "pipeline/timed_output_check.hpp"
 #include "pipeline/timing_flags.hpp"
@@ -42,10 +43,6 @@ TimingSettings timing_settings(const EvalOptions& options) {
 
 namespace {
 
-// A block should hold about this much measured time: short enough that drift hits R and C
-// alike, long enough that the round trip to the worker is small beside it.
-constexpr double kBlockTargetUs = 20000;
-constexpr int kMinBlockCalls = 10, kMaxBlockCalls = 500;
 // Elements read of each output of a timed call (python/kbench/worker/timed_inputs.py,
 // SAMPLE_ELEMENTS): all of a smaller output.
 constexpr int kSampledElements = 1024;
@@ -75,6 +72,7 @@ struct Side {
   std::vector<double> device_us, host_us, launches;
   std::vector<double> kernel_us, own_us;
   std::vector<double> block_us; // the last block's samples, for the paired blocks
+  double wall_per_call_s = 0;   // the last block's round trip over its calls; 0: none yet
   std::map<std::string, int> kernels_per_call;
   TimingSide out;
   bool done = false;
@@ -225,10 +223,14 @@ private:
   std::optional<nlohmann::json> time_block(Side& side, const requests::TimeBlock& request,
                                            const sandbox::InterimHandler& on_interim,
                                            PairedTimingOutcome& result) {
+    const auto started = Clock::now();
     const PhaseOutcome outcome =
         run_phase(*side.worker, requests::time_block(request), m_settings.run_timeout, side.role,
                   side.role == WorkerRole::candidate ? "timing ModelNew" : "timing the reference",
                   m_setup.candidate_path, on_interim);
+    // Warm-up calls cost the harness what timed ones do: left out, block 0 would seem dearer
+    // per call and block 1 would shrink to the floor.
+    side.wall_per_call_s = seconds_since(started) / std::max(request.calls + request.warmup, 1);
     if (!outcome.ok) {
       result.failure = outcome;
       return std::nullopt;
@@ -336,17 +338,18 @@ private:
   }
 
   // Every side times the same number of calls per block (the same inputs), sized so that the
-  // slower of the eager reference and the candidate measures about kBlockTargetUs.
+  // slower of the eager reference and the candidate measures about kBlockTargetUs and takes
+  // about kBlockWallTargetS at most (pipeline/block_sizing.hpp).
   void size_next_block() {
-    double slowest = 0;
+    double slowest = 0, slowest_wall_per_call_s = 0;
     for (std::size_t s = 0; s < 2; ++s) {
       if (!m_sides[s].device_us.empty()) {
         slowest = std::max(slowest, measure::percentile(m_sides[s].device_us, 0.5));
       }
+      slowest_wall_per_call_s = std::max(slowest_wall_per_call_s, m_sides[s].wall_per_call_s);
     }
     if (slowest > 0) {
-      m_calls_per_block = std::clamp(static_cast<int>(kBlockTargetUs / std::max(slowest, 1.0)),
-                                     kMinBlockCalls, kMaxBlockCalls);
+      m_calls_per_block = next_block_calls(slowest, slowest_wall_per_call_s);
     }
   }
 

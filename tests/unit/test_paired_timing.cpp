@@ -1,5 +1,6 @@
 // The paired R/C timing loop against scripted workers (tests/unit/fakes/timing_worker.py): the
 // clocks reach the result and the flags that explain a change of speed are raised, without a GPU.
+#include "pipeline/block_sizing.hpp"
 #include "pipeline/paired_timing.hpp"
 #include "pipeline/timing_stop.hpp"
 #include "sandbox/environment.hpp"
@@ -217,6 +218,24 @@ TEST(PairedTiming, AfterAThrottledStartTheClockRecoversAndTimingGoesOn) {
   EXPECT_GE(seconds, 3 * 0.05); // three recovery pauses
 }
 
+// A 2.5 µs kernel whose calls cost the harness 1 ms each: its device time alone would make
+// blocks of 500 calls (0.5 s of wall time a side); the wall time of a block bounds them to 100.
+TEST(PairedTiming, TheWallTimePerCallBoundsTheCallsOfABlock) {
+  REQUIRE_PYTHON();
+  auto reference = script(5, 1980), candidate = script(2.5, 1980);
+  reference["call_s"] = candidate["call_s"] = 0.001;
+  const auto outcome = time_pair(reference, candidate, 0, std::nullopt, 60, true);
+  ASSERT_TRUE(outcome.ok) << outcome.failure.message;
+  const auto& timing = outcome.timing;
+  EXPECT_EQ(timing.stop_reason, "converged");
+  for (const auto* side : {&*timing.reference, &*timing.candidate}) {
+    EXPECT_EQ(side->blocks, kMinBlocksForInterval);
+    // The first block's kMinBlockCalls, then at most 100 a block, where 500 were timed before.
+    EXPECT_LE(side->stats_us.n, kMinBlockCalls + (kMinBlocksForInterval - 1) * 100);
+    EXPECT_GE(side->stats_us.n, kMinBlocksForInterval * kMinBlockCalls);
+  }
+}
+
 // Every timed call's output is checked: one wrong call among hundreds is found and named.
 TEST(PairedTiming, AWrongTimedOutputIsIncorrectAndNamesTheCall) {
   REQUIRE_PYTHON();
@@ -306,4 +325,33 @@ TEST(TimingStop, AQuantisedClockWidensTheSpeedupIntervalToItsStep) {
   EXPECT_TRUE(side.at_resolution);
   EXPECT_NEAR(*side.resolution_us, 0.032, 1e-9);
   EXPECT_NEAR(side.median_ci_us->high - side.median_ci_us->low, 0.032, 1e-9);
+}
+
+// A small kernel's block is bounded by the harness's wall time per call, a large kernel's by its
+// device time; the wall bound never takes a block below the floor.
+TEST(BlockSizing, TheTighterOfTheDeviceAndTheWallBoundWithinTheLimits) {
+  EXPECT_EQ(next_block_calls(2.5, 0.001), 100);
+  EXPECT_EQ(next_block_calls(100, 0.0011), 90);
+  EXPECT_EQ(next_block_calls(1000, 0.001), 20);
+  EXPECT_EQ(next_block_calls(1000, 0.0001), 20);
+  EXPECT_EQ(next_block_calls(1e6, 0.001), kMinBlockCalls);
+  EXPECT_EQ(next_block_calls(2.5, 1.0), kMinBlockCalls);
+}
+
+// Before a block's wall time is known only the device time sizes it, as it always did.
+TEST(BlockSizing, AnUnknownWallTimePerCallLeavesTheDeviceBound) {
+  EXPECT_EQ(next_block_calls(2.5, 0), kMaxBlockCalls);
+  EXPECT_EQ(next_block_calls(100, 0), 200);
+  EXPECT_EQ(next_block_calls(1000, 0), 20);
+  EXPECT_EQ(next_block_calls(0, 0), kMaxBlockCalls);
+}
+
+TEST(BlockSizing, TheCallsAreAlwaysWithinTheLimits) {
+  for (const double device_us : {0.0, 0.01, 1.0, 2.5, 40.0, 100.0, 2000.0, 1e9}) {
+    for (const double wall_s : {0.0, 1e-12, 1e-6, 0.0002, 0.001, 0.01, 1.0, 1e6}) {
+      const int calls = next_block_calls(device_us, wall_s);
+      EXPECT_GE(calls, kMinBlockCalls) << device_us << " µs, " << wall_s << " s";
+      EXPECT_LE(calls, kMaxBlockCalls) << device_us << " µs, " << wall_s << " s";
+    }
+  }
 }

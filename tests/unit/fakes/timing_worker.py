@@ -14,13 +14,15 @@ slow and fast by turns, this many at a time (step_block + period onwards slow fi
 "mem_mhz", "reasons": NVML clock reasons, "default_sm_mhz", "low_clock_blocks": how many first
 blocks report "low_sm_mhz" instead, "wrong_call": [block, call] whose output is wrong,
 "extra_message": true to send one interim message too many, "no_work": true to report calls
-with no GPU work}
+with no GPU work, "call_s": wall seconds each timed call takes, as the harness's own work per
+call does}
 """
 
 import json
 import os
 import struct
 import sys
+import time
 
 script = json.loads(os.environ["FAKE_TIMING"])
 outputs = os.environ.get("FAKE_OUTPUTS", "/tmp")
@@ -79,6 +81,7 @@ for line in sys.stdin:
         if slow and script.get("step_period", 0) > 0:
             slow = ((block - first) // script["step_period"]) % 2 == 1
         us = script["us"] * (script.get("step", 1.0) if slow else 1.0)
+        time.sleep(script.get("call_s", 0) * calls)
         # A little spread, so that the noise is not zero.
         device = [us * (1 + 0.001 * (i % 3)) for i in range(calls)]
         work = 0 if script.get("no_work") else 1
