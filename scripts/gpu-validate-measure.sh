@@ -33,6 +33,13 @@
 #   examples:REGEX the same test on the CUDA examples whose candidate path matches REGEX
 #   native         `kbench eval` of the level1 ReLU in the torch-free kernel format
 #                  (examples/native/level1_relu.cu): its cold and cached build, status, timing
+#   transfer       bench/transfer: a tensor on the GPU written to a tensor file through the stage
+#                  (tensor_io.py) against a private CPU copy first, 16 MiB to 4 GiB; then on the CPU
+#   warm-pair      `kbench eval` of the exploit corpus' ReLU problem with examples/cuda/level1_relu.py:
+#                  cold, warm (no torch.compile baseline), warm with it: wall, measure phase, samples
+#   big-check[:P]  `kbench problems check --trials 3` of a large KernelBench problem (P, default
+#                  level1/5_Matrix_scalar_multiplication.py, from build/compat-suites.tar.gz) with the
+#                  committed tensor_io.py and with the one carried as build/tensor_io_before.py
 #   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold as torch
 #                  builds it, with the CUDA unit against torch/types.h, and with that and kbench's
 #                  precompiled torch/extension.h (KBENCH_COLD_MODES; ninja's log per unit), then
@@ -200,6 +207,39 @@ PY
           --device cuda --no-compile-baseline --json "$R/native-$run.json" > "$R/native-$run.txt" 2>&1
         at "native $run rc=$? $(grep -E '^(status|compile|cand time|speedup|wall time)' "$R/native-$run.txt" | tr '\n' ' ' | head -c 500)"
       done
+      ;;
+    transfer)
+      for device in cuda cpu; do
+        timeout "$(limit 150)" python3 bench/transfer/run.py --device $device --build build-gpu \
+          --sizes-mb 16,256,1024,4096 --rounds 3 > "$R/transfer-$device.txt" 2>&1
+        at "transfer $device rc=$?"
+        cat "$R/transfer-$device.txt"
+      done
+      ;;
+    warm-pair)
+      for run in cold warm warm-compiled; do
+        extra=--no-compile-baseline
+        [ $run = warm-compiled ] && extra=
+        timeout "$(limit 150)" "$K" eval examples/exploits/problem_relu.py examples/cuda/level1_relu.py \
+          --device cuda $extra --json "$R/pair-$run.json" > "$R/pair-$run.txt" 2>&1
+        python3 bench/throughput/breakdown.py "$R/pair-$run.json" > "$R/pair-$run.breakdown" 2>&1
+        at "warm-pair $run rc=$? $(head -1 "$R/pair-$run.breakdown" | head -c 400)"
+      done
+      ;;
+    big-check*)
+      problem=${step#big-check}
+      problem=${problem#:}
+      mkdir -p /tmp/suites && { [ -d /tmp/suites/kb ] || tar -xzf build/compat-suites.tar.gz -C /tmp/suites; }
+      live=python/kbench/worker/tensor_io.py
+      cp $live "$R/tensor_io_after.py"
+      for version in before after before after; do
+        cp "$([ $version = before ] && echo build/tensor_io_before.py || echo "$R/tensor_io_after.py")" $live
+        timeout "$(limit 150)" "$K" problems check "/tmp/suites/kb/KernelBench/${problem:-level1/5_Matrix_scalar_multiplication.py}" \
+          --device cuda --variant standard --trials 3 --jsonl "$R/big-check-$version-$RANDOM.jsonl" \
+          > "$R/big-check-$version.txt" 2>&1
+        at "big-check $version rc=$? $(grep -E -- '-> ' "$R/big-check-$version.txt" | tail -1)"
+      done
+      cp "$R/tensor_io_after.py" $live
       ;;
     cold-build)
       TORCH_CUDA_ARCH_LIST=9.0 timeout "$(limit 300)" python3 bench/cold_build/run.py \
