@@ -34,8 +34,10 @@ def describe(result) -> list[str]:
             f"{result['status']}, wall {result['wall_s']:.2f} s, build "
             f"{'cached' if compile_.get('cached') else 'fresh'}")
     if timing.get("wall_s") is not None:
+        head += f", measure {timing['wall_s']:.2f} s"
         samples = len((timing.get("candidate") or {}).get("samples_us") or [])
-        head += f", measure {timing['wall_s']:.2f} s ({samples} candidate samples, {timing.get('stop_reason')})"
+        if samples:
+            head += f" ({samples} candidate samples, stopped: {timing.get('stop_reason')})"
     lines = [head]
     for phase in result.get("phases", []):
         requests = ", ".join(
