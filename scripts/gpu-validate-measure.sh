@@ -209,7 +209,7 @@ PY
       done
       ;;
     transfer)
-      for device in cuda cpu; do
+      for device in ${KBENCH_TRANSFER_DEVICES:-cuda cpu}; do
         timeout "$(limit 150)" python3 bench/transfer/run.py --device $device --build build-gpu \
           --sizes-mb 16,256,1024,4096 --rounds 3 > "$R/transfer-$device.txt" 2>&1
         at "transfer $device rc=$?"
@@ -232,7 +232,7 @@ PY
       mkdir -p /tmp/suites && { [ -d /tmp/suites/kb ] || tar -xzf build/compat-suites.tar.gz -C /tmp/suites; }
       live=python/kbench/worker/tensor_io.py
       cp $live "$R/tensor_io_after.py"
-      for version in before after before after; do
+      for version in ${KBENCH_BIG_CHECK_ORDER:-before after before after}; do
         cp "$([ $version = before ] && echo build/tensor_io_before.py || echo "$R/tensor_io_after.py")" $live
         timeout "$(limit 150)" "$K" problems check "/tmp/suites/kb/KernelBench/${problem:-level1/5_Matrix_scalar_multiplication.py}" \
           --device cuda --variant standard --trials 3 --jsonl "$R/big-check-$version-$RANDOM.jsonl" \
