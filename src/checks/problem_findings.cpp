@@ -83,13 +83,13 @@ void judge_trivial(const TrialFacts& trial, const TensorFile& outputs, const Zer
     // A one-element output's "constant" (its own mean) is the answer itself, not a shortcut;
     // whether it depends on the inputs is depends-on-inputs' question.
     if (n >= 2) {
-      attempt("constant", compare::count_matching(reference, mean_in_dtype(reference), tol) == n);
+      attempt("constant", compare::all_matching(reference, mean_in_dtype(reference), tol));
     }
     if (inputs) {
       for (const auto& [input_name, input] : inputs->tensors) {
         if (input.dtype == reference.dtype && input.shape == reference.shape) {
           attempt("input " + input_name + " passed through",
-                  compare::compare_tensors(input, reference, tol).passed);
+                  compare::all_within_tolerance(input, reference, tol));
         }
       }
     }
@@ -249,9 +249,8 @@ struct ProblemJudge::State {
     for (const auto& [name, tensor] : outputs.tensors) {
       const auto it = first.tensors.find(name);
       same = same && it != first.tensors.end() &&
-             compare::compare_tensors(tensor, it->second,
-                                      compare::tolerance_for(tensor.dtype, tolerance))
-                 .passed;
+             compare::all_within_tolerance(tensor, it->second,
+                                           compare::tolerance_for(tensor.dtype, tolerance));
     }
     return same;
   }

@@ -56,12 +56,44 @@ Tolerance default_tolerance(DType dtype) {
   }
 }
 
+namespace {
+
+// Integer outputs are exact whatever the caller passed: a tolerance there would hide off-by-one
+// indices or counts.
+Tolerance effective_tolerance(const Tensor& reference, const Tolerance& tolerance) {
+  return dtype_is_floating(reference.dtype) ? tolerance : Tolerance{};
+}
+
+} // namespace
+
+bool all_within_tolerance(const Tensor& candidate, const Tensor& reference,
+                          const Tolerance& tolerance) {
+  if (candidate.dtype != reference.dtype || candidate.shape != reference.shape ||
+      !size_problem(candidate, "candidate").empty() ||
+      !size_problem(reference, "reference").empty()) {
+    return false;
+  }
+  const Tolerance tol = effective_tolerance(reference, tolerance);
+  const std::size_t n = reference.numel();
+  constexpr std::size_t kChunk = 2048;
+  std::array<double, kChunk> candidate_chunk{}, reference_chunk{};
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    candidate.decode(first, count, candidate_chunk.data());
+    reference.decode(first, count, reference_chunk.data());
+    for (std::size_t j = 0; j < count; ++j) {
+      if (!within_tolerance(candidate_chunk[j], reference_chunk[j], tol.atol, tol.rtol)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 TensorComparison compare_tensors(const Tensor& candidate, const Tensor& reference,
                                  const Tolerance& tolerance, std::size_t max_reported) {
   TensorComparison result;
-  // Integer outputs are exact whatever the caller passed: a tolerance there would hide
-  // off-by-one indices or counts.
-  result.tolerance = dtype_is_floating(reference.dtype) ? tolerance : Tolerance{};
+  result.tolerance = effective_tolerance(reference, tolerance);
   if (candidate.dtype != reference.dtype) {
     result.failure = std::string("dtype ") + dtype_torch_name(candidate.dtype) +
                      " != reference dtype " + dtype_torch_name(reference.dtype);

@@ -29,4 +29,11 @@ Tolerance default_tolerance(DType dtype);
 TensorComparison compare_tensors(const Tensor& candidate, const Tensor& reference,
                                  const Tolerance& tolerance, std::size_t max_reported = 5);
 
+// compare_tensors(...).passed, without the figures: it stops at the first element that fails.
+// For the judgements that need only the verdict (is an output an input passed through, is a
+// trial's output another's): they read GiBs of outputs per trial, and the answer is nearly
+// always settled by the first elements.
+bool all_within_tolerance(const Tensor& candidate, const Tensor& reference,
+                          const Tolerance& tolerance);
+
 } // namespace kbench::compare

@@ -321,4 +321,19 @@ std::size_t count_matching(const Tensor& reference, double value, const Toleranc
   return matching;
 }
 
+bool all_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
+  std::array<double, kChunk> chunk{};
+  const std::size_t n = reference.numel();
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    reference.decode(first, count, chunk.data());
+    for (std::size_t j = 0; j < count; ++j) {
+      if (!within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 } // namespace kbench::compare

@@ -106,5 +106,7 @@ std::string describe_trivial_answer(const TrivialAnswer& answer);
 
 // How many elements of `reference` the constant `value` matches under `tolerance`.
 std::size_t count_matching(const Tensor& reference, double value, const Tolerance& tolerance);
+// count_matching(...) == numel, stopping at the first element `value` does not match.
+bool all_matching(const Tensor& reference, double value, const Tolerance& tolerance);
 
 } // namespace kbench::compare

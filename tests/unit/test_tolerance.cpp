@@ -186,6 +186,41 @@ TEST(CompareTensors, EmptyTensorsPass) {
   EXPECT_EQ(r.mean_abs_err, 0.0);
 }
 
+TEST(AllWithinTolerance, IsCompareTensorsVerdictWithoutItsFigures) {
+  // Random bit patterns (NaN, infinities, subnormals, zeros), a sixteenth of them changed, and
+  // the same pairs with nothing changed; the verdict of every dtype must be compare_tensors'.
+  for (DType dtype : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
+                      DType::U8, DType::BOOL}) {
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      auto [reference, candidate] = bench::random_tensor_pair(dtype, 5000, seed, 0.25);
+      for (const Tolerance tol : {default_tolerance(dtype), Tolerance{0.5, 0.5}}) {
+        EXPECT_EQ(all_within_tolerance(candidate, reference, tol),
+                  compare_tensors(candidate, reference, tol).passed)
+            << dtype_torch_name(dtype) << " seed " << seed;
+        EXPECT_EQ(all_within_tolerance(reference, reference, tol),
+                  compare_tensors(reference, reference, tol).passed)
+            << dtype_torch_name(dtype) << " seed " << seed;
+      }
+    }
+  }
+}
+
+TEST(AllWithinTolerance, FailsWhereCompareTensorsFailsBeforeTheValues) {
+  const Tolerance tol{1e-4, 1e-4};
+  EXPECT_TRUE(all_within_tolerance(f64({1.0, kInf, kNaN}), f64({1.0, kInf, kNaN}), tol));
+  EXPECT_FALSE(all_within_tolerance(f64({1.0, 2.0}), f64({1.0, 2.0 + 1e-3}), tol));
+  EXPECT_FALSE(all_within_tolerance(f64({2, 1}, {1.0, 2.0}), f64({1.0, 2.0}), tol)); // shape
+  EXPECT_FALSE(all_within_tolerance(make(DType::F32, {2}, std::vector<float>{1.0F, 2.0F}),
+                                    f64({1.0, 2.0}), tol)); // dtype
+  Tensor short_of_bytes = f64({1.0, 2.0});
+  short_of_bytes.data.resize(8);
+  EXPECT_FALSE(all_within_tolerance(short_of_bytes, f64({1.0, 2.0}), tol));
+  // Integers are exact whatever the tolerance passed, as in compare_tensors.
+  const auto ints = [](std::int64_t v) { return make(DType::I64, {1}, std::vector{v}); };
+  EXPECT_FALSE(all_within_tolerance(ints(101), ints(100), Tolerance{5, 0}));
+  EXPECT_TRUE(all_within_tolerance(ints(100), ints(100), Tolerance{}));
+}
+
 } // namespace
 // The chunked decode gives what decoding each element on its own gave, to the bit, for every
 // dtype, with NaN, infinities, subnormals and zeros among the values, across chunk edges, and

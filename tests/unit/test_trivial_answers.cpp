@@ -256,5 +256,17 @@ TEST(TrivialAnswers, NoTrialsNoAnswers) {
   EXPECT_TRUE(find({}).answers.empty());
 }
 
+TEST(TrivialAnswers, AllMatchingIsCountMatchingOverEveryElement) {
+  const Tolerance tol{1e-4, 1e-4};
+  const Tensor flat = f64({2.0, 2.0 + 1e-5, 2.0 - 1e-5, 2.0});
+  EXPECT_TRUE(all_matching(flat, 2.0, tol));
+  EXPECT_EQ(count_matching(flat, 2.0, tol), 4u);
+  const Tensor one_off = f64({2.0, 2.0, 2.5, 2.0});
+  EXPECT_FALSE(all_matching(one_off, 2.0, tol));
+  EXPECT_EQ(count_matching(one_off, 2.0, tol), 3u);
+  EXPECT_FALSE(all_matching(f64({0.0, std::nan("")}), 0.0, tol));
+  EXPECT_TRUE(all_matching(f64({}), 1.0, tol));
+}
+
 } // namespace
 } // namespace kbench::compare
