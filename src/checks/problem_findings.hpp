@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kbench::checks {
@@ -36,6 +37,10 @@ struct TrialFacts {
   std::filesystem::path outputs, repeat, unseeded, inputs;
   bool repeat_identical = false;
   bool unseeded_identical = false;
+  // (output, input) pairs of the same dtype and shape that the worker found farther apart on
+  // the device than any tolerance allows: tried and failed, and the input is not written
+  // unless another output could still be it.
+  std::vector<std::pair<std::string, std::string>> passthrough_refuted;
 };
 
 struct ProblemFacts {

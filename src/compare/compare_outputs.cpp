@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 namespace kbench::compare {
 
 Tolerance tolerance_for(DType reference_dtype, const ToleranceOverride& override_) {
@@ -12,6 +14,16 @@ Tolerance tolerance_for(DType reference_dtype, const ToleranceOverride& override
     tolerance.rtol = override_.rtol.value_or(tolerance.rtol);
   }
   return tolerance;
+}
+
+Tolerance loosest_tolerance(const ToleranceOverride& override_) {
+  Tolerance loosest{0, 0};
+  for (const DType dtype : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
+    const Tolerance t = tolerance_for(dtype, override_);
+    loosest.atol = std::max(loosest.atol, t.atol);
+    loosest.rtol = std::max(loosest.rtol, t.rtol);
+  }
+  return loosest;
 }
 
 std::string describe_failure(const std::string& name, const TensorComparison& c) {

@@ -23,6 +23,10 @@ struct OutputsComparison {
 };
 
 Tolerance tolerance_for(DType reference_dtype, const ToleranceOverride& override_);
+// The loosest atol and rtol any output may be judged with under `override_` (integers are
+// exact, so a floating dtype's): a pair of values farther apart than this fails for every
+// dtype, which lets a worker tell such pairs without writing them out.
+Tolerance loosest_tolerance(const ToleranceOverride& override_);
 
 // The reference file is trusted: an unreadable one throws TensorFileError. The candidate file
 // is not: anything wrong with it is a failed comparison with a message.

@@ -39,6 +39,12 @@ checks::TrialFacts trial_facts(const nlohmann::json& t, const fs::path& dir) {
   }
   trial.repeat_identical = t.value("repeat_identical", false);
   trial.unseeded_identical = t.value("unseeded_identical", false);
+  for (const auto& pair : t.value("passthrough_refuted", nlohmann::json::array())) {
+    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+      trial.passthrough_refuted.emplace_back(pair[0].get<std::string>(),
+                                             pair[1].get<std::string>());
+    }
+  }
   const std::string stem = fmt::format("trial_{}.", trial.index);
   trial.outputs = dir / (stem + "outputs.safetensors");
   trial.repeat = dir / (stem + "repeat.safetensors");
@@ -187,9 +193,9 @@ ProblemCheckResult check_problem(const EvalOptions& options, sched::GpuLane* lan
     auto worker = launch_worker(launch);
     result.worker_started = worker->started();
     const nlohmann::json trials = trial_requests(options.seed, options.trials);
-    auto request =
-        requests::problem_check(result.problem_path, choice.device, options.variant,
-                                options.precision, options.seed, trials, scratch / "outputs");
+    auto request = requests::problem_check(
+        result.problem_path, choice.device, options.variant, options.precision, options.seed,
+        trials, scratch / "outputs", compare::loosest_tolerance({options.atol, options.rtol}));
     // Declared before the phase: whatever a dead or timed-out worker held is let go at the end.
     std::optional<sched::LaneHold> hold;
     if (lane && choice.gpu) {

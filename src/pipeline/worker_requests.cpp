@@ -76,21 +76,26 @@ nlohmann::json time(int warmup, int iterations) {
 nlohmann::json problem_check(const fs::path& problem, const std::string& device,
                              const std::string& variant, const std::string& precision,
                              std::uint64_t init_seed, const nlohmann::json& trials,
-                             const fs::path& outputs_dir) {
-  return {{"op", "problem_check"},  {"problem", problem.string()},
-          {"device", device},       {"variant", variant},
-          {"precision", precision}, {"init_seed", init_seed},
-          {"trials", trials},       {"outputs_dir", outputs_dir.string()}};
+                             const fs::path& outputs_dir, const Tolerance& passthrough_bound) {
+  return {
+      {"op", "problem_check"},
+      {"problem", problem.string()},
+      {"device", device},
+      {"variant", variant},
+      {"precision", precision},
+      {"init_seed", init_seed},
+      {"trials", trials},
+      {"outputs_dir", outputs_dir.string()},
+      {"passthrough_bound", {{"atol", passthrough_bound.atol}, {"rtol", passthrough_bound.rtol}}}};
 }
 
 // ---- The measurement engine and profiling.
 
 nlohmann::json time_block(const TimeBlock& block) {
-  nlohmann::json request = {{"op", "time_block"},       {"block", block.block},
-                            {"calls", block.calls},     {"target", block.target},
-                            {"warm", block.warm},       {"shape_seed", block.shape_seed},
-                            {"warmup", block.warmup},   {"memory", block.memory},
-                            {"check_inputs", block.check_inputs}};
+  nlohmann::json request = {
+      {"op", "time_block"},     {"block", block.block},   {"calls", block.calls},
+      {"target", block.target}, {"warm", block.warm},     {"shape_seed", block.shape_seed},
+      {"warmup", block.warmup}, {"memory", block.memory}, {"check_inputs", block.check_inputs}};
   if (block.seeds) {
     request["seeds"] = *block.seeds;
   }

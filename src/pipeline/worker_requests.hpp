@@ -7,6 +7,8 @@
 // The builders take what the worker needs, typed, and no options struct: what a request carries
 // is then read here, not worked out from EvalOptions at each sender. Paths go as the caller gives
 // them; a worker runs in a scratch directory of its own, so callers give absolute ones.
+#include "core/tensor_comparison.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -56,9 +58,8 @@ nlohmann::json reference(const std::filesystem::path& problem, const std::string
 nlohmann::json candidate(const std::filesystem::path& candidate,
                          const std::filesystem::path& problem, const std::string& device,
                          const std::string& variant, const std::string& precision,
-                         const std::filesystem::path& extensions_dir,
-                         std::uint64_t init_seed, const nlohmann::json& trials,
-                         const std::filesystem::path& inputs_dir,
+                         const std::filesystem::path& extensions_dir, std::uint64_t init_seed,
+                         const nlohmann::json& trials, const std::filesystem::path& inputs_dir,
                          const std::filesystem::path& outputs_dir);
 
 // Times the session's model on its first trial's inputs, with the L2 flushed before each call
@@ -67,10 +68,13 @@ nlohmann::json time(int warmup, int iterations);
 
 // The reference-side measurements of `kbench problems check`: R runs `trials` twice each and
 // writes what the judge reads to `outputs_dir`.
+// `passthrough_bound`: compare::loosest_tolerance of the check's tolerance; the worker leaves
+// out of its files the inputs farther than that from every output they could pass for.
 nlohmann::json problem_check(const std::filesystem::path& problem, const std::string& device,
                              const std::string& variant, const std::string& precision,
                              std::uint64_t init_seed, const nlohmann::json& trials,
-                             const std::filesystem::path& outputs_dir);
+                             const std::filesystem::path& outputs_dir,
+                             const Tolerance& passthrough_bound);
 
 // ---- The measurement engine and profiling: time_block, energy, profile.
 
@@ -87,7 +91,7 @@ struct TimeBlock {
   int block = 0;
   int calls = 0;
   std::string target;
-  bool warm = false; // no L2 flush before each call
+  bool warm = false;            // no L2 flush before each call
   std::uint64_t shape_seed = 0; // the first trial's seed: the timed inputs take its sizes
   int warmup = 0;
   bool memory = false;       // measure the allocator peak and raw allocations of one call

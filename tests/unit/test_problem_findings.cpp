@@ -249,3 +249,28 @@ TEST_F(JudgeProblem, ARepeatTheWorkerFoundIdenticalNeedsNoFile) {
   }
   EXPECT_TRUE(judge_problem(facts).empty());
 }
+
+TEST_F(JudgeProblem, AnInputTheWorkerToldApartCountsAsATrialItFailed) {
+  // Trial 0 writes its input (it is the output: an identity); trial 1's worker found the
+  // input far from the output on the device and sent the pair instead of the file.
+  const auto out0 = f32({2, 2}, {1, 2, 3, 4});
+  const auto out1 = f32({2, 2}, {4, 3, 2, 1});
+  ProblemFacts facts;
+  facts.trials.push_back(trial(0, out0, out0, out0));
+  TrialFacts second = trial(1, out1, out1, out1);
+  fs::remove(second.inputs);
+  second.passthrough_refuted = {{"output.0", "input.0"}};
+  facts.trials.push_back(second);
+  const auto findings = judge_problem(facts);
+  EXPECT_TRUE(has(findings, "trivial-answer", "warn"));
+  EXPECT_FALSE(has(findings, "trivial-answer", "error"));
+  bool named = false;
+  for (const auto& f : findings) {
+    named = named || f.message == "input.0 passed through for output.0 passes the tolerance on 1 "
+                                  "of 2 trials";
+  }
+  EXPECT_TRUE(named);
+  // Without the worker's word for trial 1, the one trial with a file would make it an error.
+  facts.trials[1].passthrough_refuted.clear();
+  EXPECT_TRUE(has(judge_problem(facts), "trivial-answer", "error"));
+}

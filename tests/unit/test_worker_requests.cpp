@@ -87,8 +87,11 @@ TEST(WorkerRequests, OnlyTheReferencesBlocksCarrySeeds) {
 
 TEST(WorkerRequests, AProblemCheckCarriesTheSettingsItIsRecordedUnder) {
   const nlohmann::json trials = {{{"index", 0}, {"seed", 9u}}};
-  EXPECT_EQ(problem_check("/p.py", "cuda:0", "standard", "fp16", 1, trials, "/s/outputs").dump(),
+  EXPECT_EQ(problem_check("/p.py", "cuda:0", "standard", "fp16", 1, trials, "/s/outputs",
+                          Tolerance{0.01, 0.02})
+                .dump(),
             R"({"device":"cuda:0","init_seed":1,"op":"problem_check","outputs_dir":"/s/outputs",)"
+            R"("passthrough_bound":{"atol":0.01,"rtol":0.02},)"
             R"("precision":"fp16","problem":"/p.py","trials":[{"index":0,"seed":9}],)"
             R"("variant":"standard"})");
 }

@@ -91,12 +91,51 @@ def _identical(first, other):
     )
 
 
-def _passthrough_candidates(inputs, outputs):
+# Elements compared at a time by _far_apart, so that its temporaries stay small beside outputs
+# of up to 8 GiB.
+_FAR_CHUNK = 1 << 24
+
+
+def _far_apart(output, x, bound):
+    """True when some element of `output` lies farther from `x`'s than twice the loosest
+    tolerance (`bound`: atol, rtol) allows: then no tolerance the orchestrator could use passes
+    `x` as `output`, whatever the rounding here (float32 at least, float64 for float64). A
+    non-finite value counts unless the other side holds the same one (NaN with NaN), as in the
+    comparator (src/compare/tolerance.hpp, within_tolerance)."""
+    if output.is_complex():
+        return False
+    atol, rtol = 2 * float(bound["atol"]), 2 * float(bound["rtol"])
+    wide = torch.float64 if output.dtype == torch.float64 else torch.float32
+    try:
+        a, b = output.reshape(-1), x.reshape(-1)
+        for start in range(0, a.numel(), _FAR_CHUNK):
+            o = a[start : start + _FAR_CHUNK].to(wide)
+            r = b[start : start + _FAR_CHUNK].to(wide)
+            far = (o - r).abs() > atol + rtol * r.abs()
+            odd = ~(torch.isfinite(o) & torch.isfinite(r)) & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
+            if bool((far | odd).any()):
+                return True
+    except torch.OutOfMemoryError:
+        pass  # no room for the temporaries: the input is written and judged there, as before
+    return False
+
+
+def _passthrough_candidates(inputs, outputs, bound):
     """The tensor inputs, by their index among the tensor inputs, that have some output's dtype
-    and shape: the only ones the orchestrator compares with the outputs."""
+    and shape: the only ones the orchestrator compares with the outputs. With `bound` (the
+    loosest tolerance, from the request), the (output, input) pairs told apart on the device
+    are returned instead of written: most inputs of an elementwise problem are as large as its
+    outputs and plainly not them. Returns (inputs to write, refuted pairs)."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    kinds = {(o.dtype, tuple(o.shape)) for o in outputs}
-    return {f"output.{i}": x for i, x in enumerate(tensors) if (x.dtype, tuple(x.shape)) in kinds}
+    written, refuted = {}, []
+    for i, x in enumerate(tensors):
+        name = f"input.{i}"
+        alike = [(f"output.{j}", o) for j, o in enumerate(outputs) if (o.dtype, o.shape) == (x.dtype, x.shape)]
+        apart = [out for out, o in alike if bound is not None and _far_apart(o, x, bound)]
+        refuted += [[out, name] for out in apart]
+        if len(apart) < len(alike):
+            written[name] = x
+    return written, refuted
 
 
 def _report_trial(record):
@@ -164,7 +203,9 @@ def check(request):
             record["unseeded_identical"] = _identical(first, unseeded)
             if not record["unseeded_identical"]:
                 tensor_io.save_outputs(unseeded, out_dir / f"trial_{index}.unseeded.safetensors")
-            passthrough = _passthrough_candidates(inputs, first)
+            passthrough, record["passthrough_refuted"] = _passthrough_candidates(
+                inputs, first, request.get("passthrough_bound")
+            )
             if passthrough:
                 tensor_io.save_tensors(passthrough, out_dir / f"trial_{index}.inputs.safetensors")
         record.update(ran=True, outputs=tensor_io.describe(first))
