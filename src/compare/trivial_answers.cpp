@@ -307,7 +307,12 @@ std::string describe_trivial_answer(const TrivialAnswer& a) {
   return {};
 }
 
-std::size_t count_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
+namespace {
+
+// The elements of `reference` that `value` matches, decoded a chunk at a time; with
+// `stop_at_mismatch`, the count ends at the first element it does not match.
+std::size_t matching_elements(const Tensor& reference, double value, const Tolerance& tolerance,
+                              bool stop_at_mismatch) {
   std::size_t matching = 0;
   std::array<double, kChunk> chunk{};
   const std::size_t n = reference.numel();
@@ -315,25 +320,24 @@ std::size_t count_matching(const Tensor& reference, double value, const Toleranc
     const std::size_t count = std::min(kChunk, n - first);
     reference.decode(first, count, chunk.data());
     for (std::size_t j = 0; j < count; ++j) {
-      matching += within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
+      if (within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol)) {
+        ++matching;
+      } else if (stop_at_mismatch) {
+        return matching;
+      }
     }
   }
   return matching;
 }
 
+} // namespace
+
+std::size_t count_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
+  return matching_elements(reference, value, tolerance, false);
+}
+
 bool all_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
-  std::array<double, kChunk> chunk{};
-  const std::size_t n = reference.numel();
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    reference.decode(first, count, chunk.data());
-    for (std::size_t j = 0; j < count; ++j) {
-      if (!within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol)) {
-        return false;
-      }
-    }
-  }
-  return true;
+  return matching_elements(reference, value, tolerance, true) == reference.numel();
 }
 
 } // namespace kbench::compare
