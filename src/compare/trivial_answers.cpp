@@ -309,22 +309,25 @@ std::string describe_trivial_answer(const TrivialAnswer& a) {
 
 namespace {
 
-// The elements of `reference` that `value` matches, decoded a chunk at a time; with
-// `stop_at_mismatch`, the count ends at the first element it does not match.
-std::size_t matching_elements(const Tensor& reference, double value, const Tolerance& tolerance,
-                              bool stop_at_mismatch) {
+// The elements of `reference` that `value` matches, decoded a chunk at a time; with kStop,
+// the count ends with the first chunk that holds an element it does not match. The inner loop
+// adds without branching: a ReLU's output, half zeros in no order, would mispredict a branch on
+// every other element (it made the count three times slower).
+template <bool kStop>
+std::size_t matching_elements(const Tensor& reference, double value, const Tolerance& tolerance) {
   std::size_t matching = 0;
   std::array<double, kChunk> chunk{};
   const std::size_t n = reference.numel();
   for (std::size_t first = 0; first < n; first += kChunk) {
     const std::size_t count = std::min(kChunk, n - first);
     reference.decode(first, count, chunk.data());
+    std::size_t chunk_matching = 0;
     for (std::size_t j = 0; j < count; ++j) {
-      if (within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol)) {
-        ++matching;
-      } else if (stop_at_mismatch) {
-        return matching;
-      }
+      chunk_matching += within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
+    }
+    matching += chunk_matching;
+    if (kStop && chunk_matching < count) {
+      break;
     }
   }
   return matching;
@@ -333,11 +336,11 @@ std::size_t matching_elements(const Tensor& reference, double value, const Toler
 } // namespace
 
 std::size_t count_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
-  return matching_elements(reference, value, tolerance, false);
+  return matching_elements<false>(reference, value, tolerance);
 }
 
 bool all_matching(const Tensor& reference, double value, const Tolerance& tolerance) {
-  return matching_elements(reference, value, tolerance, true) == reference.numel();
+  return matching_elements<true>(reference, value, tolerance) == reference.numel();
 }
 
 } // namespace kbench::compare
