@@ -72,7 +72,7 @@ struct Side {
   std::vector<double> device_us, host_us, launches;
   std::vector<double> kernel_us, own_us;
   std::vector<double> block_us; // the last block's samples, for the paired blocks
-  double wall_per_call_s = 0;   // the last block's round trip over its calls; 0: none yet
+  double wall_per_call_s = 0;   // the last block's round trip per call, warm-ups included; 0: none
   std::map<std::string, int> kernels_per_call;
   TimingSide out;
   bool done = false;

@@ -53,9 +53,9 @@ def _stage(pinned):
         try:
             stage = captured.empty(STAGE_BYTES, dtype=captured.uint8, pin_memory=pinned)
         except RuntimeError:
-            stage = _stage(False) if pinned else None
-            if stage is None:
+            if not pinned:
                 raise
+            stage = _stage(False)
         _stages[pinned] = stage
     return stage
 
