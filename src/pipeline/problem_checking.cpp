@@ -53,6 +53,24 @@ checks::TrialFacts trial_facts(const nlohmann::json& t, const fs::path& dir) {
   return trial;
 }
 
+// Where the trial's time went: the worker's phases (python/kbench/worker/problem_check.py;
+// only those names and numbers are taken from the problem's process) and the judging here.
+nlohmann::json trial_seconds(const nlohmann::json& t, const std::map<int, double>& judged) {
+  nlohmann::json seconds = nlohmann::json::object();
+  const auto reported = t.find("seconds");
+  for (const char* phase : {"build", "calls", "timed", "outputs"}) {
+    if (reported != t.end() && reported->is_object() && reported->contains(phase) &&
+        (*reported)[phase].is_number()) {
+      seconds[phase] = (*reported)[phase].get<double>();
+    }
+  }
+  const auto judge = judged.find(t.value("index", -1));
+  if (judge != judged.end()) {
+    seconds["judge"] = judge->second;
+  }
+  return seconds;
+}
+
 // The problem-wide facts of the worker's answer (its trials were judged as they came).
 checks::ProblemFacts problem_facts(const nlohmann::json& answer, const EvalOptions& options,
                                    bool on_gpu) {
@@ -86,8 +104,10 @@ struct TrialStream {
     if (!error.empty()) {
       return;
     }
+    const auto judging = Clock::now();
     try {
       judge.add_trial(trial);
+      judge_seconds[trial.index] = seconds_since(judging);
     } catch (const std::exception& e) {
       error = std::string("the reference's outputs could not be judged: ") + e.what();
     }
@@ -103,6 +123,7 @@ struct TrialStream {
   checks::ProblemJudge judge;
   fs::path dir;
   int judged = 0;
+  std::map<int, double> judge_seconds; // by trial index: the C++ side of the trial's cost
   std::string error;
 };
 
@@ -216,7 +237,8 @@ ProblemCheckResult check_problem(const EvalOptions& options, sched::GpuLane* lan
                                  {"seed", t.value("seed", 0u)},
                                  {"ran", t.value("ran", false)},
                                  {"input_shapes", t.value("input_shapes", nlohmann::json())},
-                                 {"error", t.value("error", "")}});
+                                 {"error", t.value("error", "")},
+                                 {"seconds", trial_seconds(t, stream.judge_seconds)}});
       }
       const auto facts = problem_facts(outcome.body, options, choice.gpu.has_value());
       result.call_us = facts.call_us;

@@ -23,7 +23,7 @@ struct ProblemCheckResult {
   std::string verdict; // "pass" (no errors), "fail" (errors), "not checked" (could not run)
   std::string message; // why it could not be checked, when it could not
   std::vector<checks::Finding> findings;
-  nlohmann::json trials = nlohmann::json::array(); // per trial: index, seed, ran, shapes, error
+  nlohmann::json trials = nlohmann::json::array(); // per trial: index, seed, ran, shapes, error, seconds
   std::optional<double> call_us;
   std::optional<long long> peak_memory_bytes, device_memory_bytes;
   double wall_s = 0;

@@ -99,6 +99,21 @@ TEST(ProblemsCheck, EachTrialsFilesAreGoneBeforeTheNextTrialRuns) {
   EXPECT_TRUE(report["findings"].empty()) << report.dump(2);
 }
 
+TEST(ProblemsCheck, EachTrialSaysWhereItsTimeWent) {
+  const auto report = check("jittered_scale.py", "standard", "2").reports[0];
+  ASSERT_EQ(report["trials"].size(), 2u) << report.dump(2);
+  for (const auto& trial : report["trials"]) {
+    const auto& seconds = trial["seconds"];
+    for (const char* phase : {"build", "calls", "outputs", "judge"}) {
+      ASSERT_TRUE(seconds.contains(phase)) << phase << ": " << trial.dump();
+      EXPECT_GE(seconds[phase].get<double>(), 0.0) << phase;
+      EXPECT_LT(seconds[phase].get<double>(), report["wall_s"].get<double>()) << phase;
+    }
+    // Only the first trial times the reference.
+    EXPECT_EQ(seconds.contains("timed"), trial["index"] == 0) << trial.dump();
+  }
+}
+
 TEST(ProblemsCheck, SeedIndependentOutputIsFound) {
   const auto report = check("seed_independent_output.py").reports[0];
   EXPECT_EQ(report["verdict"], "fail");

@@ -14,6 +14,7 @@ shared with the other checks and the timed part holds it alone (_GpuLane).
 """
 
 import json
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -148,14 +149,34 @@ def _report_trial(record):
         raise RuntimeError(f"kbench did not take trial {record['index']}: {reply.get('message', '')}")
 
 
+class _Phases:
+    """Where a trial's time goes (the record's `seconds`): a large problem's check spends tens
+    of seconds a trial, and only the split says whether building, calling, timing or writing
+    the outputs is the cost. Waits for the GPU's lane count in the phase that waited."""
+
+    def __init__(self, record):
+        self.seconds = record.setdefault("seconds", {})
+
+    @contextmanager
+    def timed(self, name):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
+
+
 def _call_trial(session, record, seed, init_seed, forward_seed):
     """Builds the trial and calls it: twice under the forward seed, once without seeding again.
     Raises what the reference raises; `record` has the input shapes once they are known."""
-    _, model, inputs = session._build_trial(seed, init_seed)
+    phases = _Phases(record)
+    with phases.timed("build"):
+        _, model, inputs = session._build_trial(seed, init_seed)
+        runtime.synchronize(session.device)
     record["input_shapes"] = tensor_io.describe(inputs)
     # As built, before any call: forward may update buffers (BatchNorm running stats).
     built = _state(model)
-    with torch.no_grad():
+    with phases.timed("calls"), torch.no_grad():
         runtime.seed_forward(forward_seed)
         first = tensor_io.flatten_outputs(model(*inputs), "the reference")
         runtime.seed_forward(forward_seed)
@@ -163,10 +184,11 @@ def _call_trial(session, record, seed, init_seed, forward_seed):
         # Not seeded again: the generators stand where the second call left them, so
         # outputs that differ from the first come from what forward drew from them.
         unseeded = tensor_io.flatten_outputs(model(*inputs), "the reference")
-    runtime.synchronize(session.device)
+        runtime.synchronize(session.device)
     # The model alone: drawing the inputs again (KernelBench's reach 8 GiB) would tell nothing.
-    _, twin = session._build_model(seed, init_seed)
-    record["weights_follow_seed"] = _state_equal(built, _state(twin))
+    with phases.timed("build"):
+        _, twin = session._build_model(seed, init_seed)
+        record["weights_follow_seed"] = _state_equal(built, _state(twin))
     return model, inputs, first, second, unseeded
 
 
@@ -186,7 +208,7 @@ def check(request):
                     session, record, seed, init_seed, forward_seed
                 )
             if index == 0:
-                with lane.held("exclusive"):
+                with _Phases(record).timed("timed"), lane.held("exclusive"):
                     record["call_us"] = _median_call_us(model, inputs, session.device)
                     record["peak_memory_bytes"] = _peak_memory_bytes(model, inputs, session.device)
         except BaseException as exc:  # noqa: BLE001 - a broken reference is what we look for
@@ -195,7 +217,8 @@ def check(request):
             record["log"] = format_traceback(exc)
             trials.append(record)
             continue
-        with lane.held("shared"):  # the copies back from the device are GPU work too
+        # The copies back from the device are GPU work too.
+        with _Phases(record).timed("outputs"), lane.held("shared"):
             tensor_io.save_outputs(first, out_dir / f"trial_{index}.outputs.safetensors")
             record["repeat_identical"] = _identical(first, second)
             if not record["repeat_identical"]:
