@@ -1,5 +1,6 @@
 #include "checks/problem_findings.hpp"
 
+#include "compare/element_blocks.hpp"
 #include "compare/trivial_answers.hpp"
 
 #include <fmt/format.h>
@@ -40,14 +41,24 @@ struct TrivialTally {
 // after reading nothing but its output's shape.
 double mean_in_dtype(const Tensor& reference) {
   const std::size_t n = reference.numel();
+  // Summed a block per thread and the blocks in order (element_blocks.hpp): the same sum on
+  // any machine.
+  const auto sums =
+      compare::over_element_blocks<double>(n, [&](std::size_t begin, std::size_t size) {
+        double sum = 0;
+        std::array<double, 2048> chunk{};
+        for (std::size_t first = begin; first < begin + size; first += chunk.size()) {
+          const std::size_t count = std::min(chunk.size(), begin + size - first);
+          reference.decode(first, count, chunk.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            sum += chunk[j];
+          }
+        }
+        return sum;
+      });
   double sum = 0;
-  std::array<double, 2048> chunk{};
-  for (std::size_t first = 0; first < n; first += chunk.size()) {
-    const std::size_t count = std::min(chunk.size(), n - first);
-    reference.decode(first, count, chunk.data());
-    for (std::size_t j = 0; j < count; ++j) {
-      sum += chunk[j];
-    }
+  for (const auto& block : sums) {
+    sum += *block;
   }
   return compare::round_to_dtype(n ? sum / static_cast<double>(n) : 0.0, reference.dtype);
 }
@@ -174,11 +185,28 @@ bool near_constant(const Tensor& tensor, const Tolerance& tolerance) {
   if (n < 2) {
     return false;
   }
-  double lo = tensor.value(0), hi = lo;
-  for (std::size_t i = 1; i < n; ++i) {
-    const double v = tensor.value(i);
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+  // Each block's extremes, then the blocks' (element_blocks.hpp). A NaN is nobody's minimum or
+  // maximum unless it comes first, as std::min and std::max have it element by element.
+  using Extremes = std::pair<double, double>;
+  const auto blocks =
+      compare::over_element_blocks<Extremes>(n, [&](std::size_t begin, std::size_t size) {
+        std::array<double, 2048> chunk{};
+        tensor.decode(begin, 1, chunk.data());
+        Extremes e{chunk[0], chunk[0]};
+        for (std::size_t first = begin; first < begin + size; first += chunk.size()) {
+          const std::size_t count = std::min(chunk.size(), begin + size - first);
+          tensor.decode(first, count, chunk.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            e.first = std::min(e.first, chunk[j]);
+            e.second = std::max(e.second, chunk[j]);
+          }
+        }
+        return e;
+      });
+  double lo = blocks.front()->first, hi = blocks.front()->second;
+  for (const auto& block : blocks) {
+    lo = std::min(lo, block->first);
+    hi = std::max(hi, block->second);
   }
   return within(lo, hi, tolerance) && within(hi, lo, tolerance);
 }

@@ -1,5 +1,6 @@
 #include "compare/safetensors.hpp"
 
+#include "compare/element_blocks.hpp"
 #include "compare/tensor_file_open.hpp"
 
 #include <nlohmann/json.hpp>
@@ -254,11 +255,19 @@ void check_no_overlap(const fs::path& path, std::vector<const Entry*> entries) {
   }
 }
 
-void read_exactly(std::ifstream& in, const fs::path& path, void* out, std::uint64_t offset,
+// A large read is split into blocks read by several threads (element_blocks.hpp, a block being
+// 1 MiB here): a tensor of several GiB is read, and its fresh pages faulted in, on every thread.
+void read_exactly(const OpenedTensorFile& in, const fs::path& path, void* out, std::uint64_t offset,
                   std::uint64_t size, const std::string& what) {
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(static_cast<char*>(out), static_cast<std::streamsize>(size));
-  if (!in || static_cast<std::uint64_t>(in.gcount()) != size) {
+  auto* bytes = static_cast<char*>(out);
+  const auto blocks = over_element_blocks<bool>(
+      size,
+      [&](std::size_t first, std::size_t count) {
+        return in.read_at(bytes + first, offset + first, count);
+      },
+      [](bool read) { return !read; });
+  if (!std::all_of(blocks.begin(), blocks.end(),
+                   [](const std::optional<bool>& read) { return read.value_or(false); })) {
     fail(path, "file ended or failed while reading " + what);
   }
 }
@@ -340,9 +349,8 @@ void Tensor::decode(std::size_t first, std::size_t count, double* out) const {
 }
 
 TensorFile read_safetensors(const fs::path& path) {
-  OpenedTensorFile opened = open_tensor_file(path);
-  std::ifstream& in = opened.stream;
-  const std::uint64_t file_size = opened.size;
+  const OpenedTensorFile in = open_tensor_file(path);
+  const std::uint64_t file_size = in.size;
   if (file_size < 8) {
     fail(path,
          "file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");

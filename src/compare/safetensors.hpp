@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kbench::compare {
@@ -22,10 +24,33 @@ bool dtype_is_floating(DType dtype);
 DType dtype_from_name(const std::string& name); // throws std::invalid_argument on unknown names
 std::string shape_string(const std::vector<std::int64_t>& shape); // "[4, 8]"
 
+// Bytes whose resize() leaves new bytes as they are: read_safetensors fills a tensor of up to
+// 8 GiB straight from the file, and zeroing it first (on one thread) cost as much as the read.
+// Whoever resizes writes every byte before reading it.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) U; // default-initialised: left as it is
+    } else {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+using Bytes = std::vector<std::byte, UninitializedAllocator<std::byte>>;
+
 struct Tensor {
   DType dtype = DType::F32;
   std::vector<std::int64_t> shape;
-  std::vector<std::byte> data; // little-endian, row-major, contiguous
+  Bytes data; // little-endian, row-major, contiguous
 
   std::size_t numel() const;
   double value(std::size_t flat_index) const; // converted to double (f16/bf16 decoded exactly)

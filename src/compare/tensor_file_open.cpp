@@ -8,6 +8,7 @@
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace kbench::compare {
 
@@ -33,17 +34,13 @@ OpenedTensorFile open_tensor_file(const std::filesystem::path& path) {
     }
     fail(path, std::string("cannot open file: ") + std::strerror(error));
   }
+  // The descriptor is what is checked and then read, not a path that could be swapped.
+  OpenedTensorFile opened;
+  opened.fd = fd;
   struct stat st {};
   const bool stat_ok = ::fstat(fd, &st) == 0;
   const int stat_error = errno;
-  OpenedTensorFile opened;
-  if (stat_ok && S_ISREG(st.st_mode)) {
-    // The stream reads the descriptor's file itself (/proc/self/fd names the open file, not a
-    // path that could be swapped), so what was checked is what is read.
-    opened.stream.open("/proc/self/fd/" + std::to_string(fd), std::ios::binary);
-    opened.size = static_cast<std::uint64_t>(st.st_size);
-  }
-  ::close(fd);
+  opened.size = stat_ok ? static_cast<std::uint64_t>(st.st_size) : 0;
   if (!stat_ok) {
     fail(path, std::string("cannot stat file: ") + std::strerror(stat_error));
   }
@@ -51,10 +48,33 @@ OpenedTensorFile open_tensor_file(const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) {
     fail(path, "not a regular file");
   }
-  if (!opened.stream) {
-    fail(path, "cannot open file");
-  }
   return opened;
+}
+
+OpenedTensorFile::OpenedTensorFile(OpenedTensorFile&& other) noexcept
+    : fd(std::exchange(other.fd, -1)), size(other.size) {}
+
+OpenedTensorFile::~OpenedTensorFile() {
+  if (fd >= 0) {
+    ::close(fd);
+  }
+}
+
+bool OpenedTensorFile::read_at(void* out, std::uint64_t offset, std::uint64_t size) const {
+  auto* p = static_cast<char*>(out);
+  while (size > 0) {
+    const ssize_t got = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0) {
+      return false; // an error, or the file ended (a writer may have truncated it)
+    }
+    p += got;
+    offset += static_cast<std::uint64_t>(got);
+    size -= static_cast<std::uint64_t>(got);
+  }
+  return true;
 }
 
 } // namespace kbench::compare

@@ -5,12 +5,22 @@
 // O_NOFOLLOW and judges what it opened (fstat), not the name.
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 
 namespace kbench::compare {
 
+// Owns the descriptor; reads with pread, so several threads can read parts of one file at once.
 struct OpenedTensorFile {
-  std::ifstream stream;
+  OpenedTensorFile() = default;
+  OpenedTensorFile(const OpenedTensorFile&) = delete;
+  OpenedTensorFile& operator=(const OpenedTensorFile&) = delete;
+  OpenedTensorFile(OpenedTensorFile&& other) noexcept;
+  OpenedTensorFile& operator=(OpenedTensorFile&&) = delete;
+  ~OpenedTensorFile();
+
+  // Exactly `size` bytes from `offset` into `out`; false when the file ends or a read fails.
+  bool read_at(void* out, std::uint64_t offset, std::uint64_t size) const;
+
+  int fd = -1;
   std::uint64_t size = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "compare/tolerance.hpp"
 
+#include "compare/element_blocks.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -74,20 +76,28 @@ bool all_within_tolerance(const Tensor& candidate, const Tensor& reference,
     return false;
   }
   const Tolerance tol = effective_tolerance(reference, tolerance);
-  const std::size_t n = reference.numel();
-  constexpr std::size_t kChunk = 2048;
-  std::array<double, kChunk> candidate_chunk{}, reference_chunk{};
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    candidate.decode(first, count, candidate_chunk.data());
-    reference.decode(first, count, reference_chunk.data());
-    for (std::size_t j = 0; j < count; ++j) {
-      if (!within_tolerance(candidate_chunk[j], reference_chunk[j], tol.atol, tol.rtol)) {
-        return false;
-      }
-    }
-  }
-  return true;
+  // A block of elements per thread (element_blocks.hpp); the first element out of tolerance
+  // ends its block and the blocks not yet started.
+  const auto blocks = over_element_blocks<bool>(
+      reference.numel(),
+      [&](std::size_t begin, std::size_t size) {
+        constexpr std::size_t kChunk = 2048;
+        std::array<double, kChunk> candidate_chunk{}, reference_chunk{};
+        for (std::size_t first = begin; first < begin + size; first += kChunk) {
+          const std::size_t count = std::min(kChunk, begin + size - first);
+          candidate.decode(first, count, candidate_chunk.data());
+          reference.decode(first, count, reference_chunk.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            if (!within_tolerance(candidate_chunk[j], reference_chunk[j], tol.atol, tol.rtol)) {
+              return false;
+            }
+          }
+        }
+        return true;
+      },
+      [](bool within) { return !within; });
+  return std::all_of(blocks.begin(), blocks.end(),
+                     [](const std::optional<bool>& within) { return within.value_or(false); });
 }
 
 TensorComparison compare_tensors(const Tensor& candidate, const Tensor& reference,

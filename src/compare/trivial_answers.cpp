@@ -1,5 +1,7 @@
 #include "compare/trivial_answers.hpp"
 
+#include "compare/element_blocks.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,33 +44,64 @@ double round_to(double x) {
 using OutputState = TrivialAnswerSearch::OutputState;
 
 // First pass over one trial's output: does zeros still pass, which constants pass in this
-// trial, its mean. Stops once the element just read leaves nothing that could pass.
+// trial, its mean. A block of elements per thread (element_blocks.hpp), combined in block order;
+// a block stops once the element just read leaves nothing that could pass, and so do the blocks
+// not yet started.
 void scan(const Tensor& reference, OutputState& state) {
   const double atol = state.tolerance.atol, rtol = state.tolerance.rtol;
   const std::size_t n = reference.numel();
   const bool want_constants = state.constant || (state.mean && n >= 2);
+  struct Scanned {
+    bool zeros = true;
+    ConstantSet constants;
+    double sum = 0, max_abs = 0;
+    bool dead() const { return !zeros && constants.empty(); }
+  };
+  const auto blocks = over_element_blocks<Scanned>(
+      n,
+      [&](std::size_t begin, std::size_t size) {
+        Scanned block;
+        block.zeros = state.zeros;
+        std::array<double, kChunk> chunk{};
+        for (std::size_t first = begin; first < begin + size; first += kChunk) {
+          const std::size_t count = std::min(kChunk, begin + size - first);
+          reference.decode(first, count, chunk.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            const double r = chunk[j];
+            block.zeros = block.zeros && within_tolerance(0, r, atol, rtol);
+            if (want_constants) {
+              block.constants.admit(r, state.tolerance);
+            }
+            if (std::isfinite(r)) {
+              block.max_abs = std::max(block.max_abs, std::fabs(r));
+            }
+            block.sum += r;
+          }
+          // The figures are partial from here on; they are only read for an answer still alive.
+          if (!block.zeros && (!want_constants || block.constants.empty())) {
+            block.constants = ConstantSet::none();
+            break;
+          }
+        }
+        return block;
+      },
+      [](const Scanned& block) { return block.dead(); });
   ConstantSet trial;
   bool zeros = state.zeros;
   double sum = 0, max_abs = state.max_abs;
-  std::array<double, kChunk> chunk{};
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    reference.decode(first, count, chunk.data());
-    for (std::size_t j = 0; j < count; ++j) {
-      const double r = chunk[j];
-      zeros = zeros && within_tolerance(0, r, atol, rtol);
-      if (want_constants) {
-        trial.admit(r, state.tolerance);
-      }
-      if (std::isfinite(r)) {
-        max_abs = std::max(max_abs, std::fabs(r));
-      }
-      sum += r;
+  for (const auto& block : blocks) {
+    if (!block) { // left out: some block ended the pass, and with it every answer
+      zeros = false;
+      trial = ConstantSet::none();
+      continue;
     }
-    // The figures are partial from here on; they are only read for an answer still alive.
-    if (!zeros && (!want_constants || trial.empty())) {
-      break;
-    }
+    zeros = zeros && block->zeros;
+    trial.intersect(block->constants);
+    max_abs = std::max(max_abs, block->max_abs);
+    sum += block->sum;
+  }
+  if (!want_constants) {
+    trial = ConstantSet::none();
   }
   state.zeros = zeros;
   state.max_abs = max_abs;
@@ -84,24 +117,34 @@ void scan(const Tensor& reference, OutputState& state) {
   }
 }
 
-// Second pass: does each remaining answer match every element of this trial?
+// Second pass: does each remaining answer match every element of this trial? A block per
+// thread, as scan.
 void verify(const Tensor& reference, std::size_t trial, OutputState& state) {
   const double atol = state.tolerance.atol, rtol = state.tolerance.rtol;
   const double constant = state.picked.value_or(0);
   const double mean = state.mean ? state.means[trial] : 0;
-  bool constant_ok = state.constant, mean_ok = state.mean;
-  const std::size_t n = reference.numel();
-  std::array<double, kChunk> chunk{};
-  for (std::size_t first = 0; first < n && (constant_ok || mean_ok); first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    reference.decode(first, count, chunk.data());
-    for (std::size_t j = 0; j < count; ++j) {
-      constant_ok = constant_ok && within_tolerance(constant, chunk[j], atol, rtol);
-      mean_ok = mean_ok && within_tolerance(mean, chunk[j], atol, rtol);
-    }
+  using Verified = std::pair<bool, bool>; // constant, mean
+  const auto blocks = over_element_blocks<Verified>(
+      reference.numel(),
+      [&](std::size_t begin, std::size_t size) {
+        bool constant_ok = state.constant, mean_ok = state.mean;
+        std::array<double, kChunk> chunk{};
+        for (std::size_t first = begin; first < begin + size && (constant_ok || mean_ok);
+             first += kChunk) {
+          const std::size_t count = std::min(kChunk, begin + size - first);
+          reference.decode(first, count, chunk.data());
+          for (std::size_t j = 0; j < count; ++j) {
+            constant_ok = constant_ok && within_tolerance(constant, chunk[j], atol, rtol);
+            mean_ok = mean_ok && within_tolerance(mean, chunk[j], atol, rtol);
+          }
+        }
+        return Verified{constant_ok, mean_ok};
+      },
+      [](const Verified& v) { return !v.first && !v.second; });
+  for (const auto& block : blocks) {
+    state.constant = state.constant && block && block->first;
+    state.mean = state.mean && block && block->second;
   }
-  state.constant = constant_ok;
-  state.mean = mean_ok;
 }
 
 } // namespace
@@ -309,26 +352,41 @@ std::string describe_trivial_answer(const TrivialAnswer& a) {
 
 namespace {
 
-// The elements of `reference` that `value` matches, decoded a chunk at a time; with kStop,
-// the count ends with the first chunk that holds an element it does not match. The inner loop
-// adds without branching: a ReLU's output, half zeros in no order, would mispredict a branch on
-// every other element (it made the count three times slower).
+// The elements of `reference` that `value` matches, decoded a chunk at a time, a block of
+// elements per thread (element_blocks.hpp); with kStop, a block's count ends with the first chunk
+// that holds an element it does not match, and blocks not yet started are left out. The inner
+// loop adds without branching: a ReLU's output, half zeros in no order, would mispredict a branch
+// on every other element (it made the count three times slower).
 template <bool kStop>
 std::size_t matching_elements(const Tensor& reference, double value, const Tolerance& tolerance) {
+  struct Counted {
+    std::size_t matching = 0, read = 0;
+  };
+  const auto blocks = over_element_blocks<Counted>(
+      reference.numel(),
+      [&](std::size_t begin, std::size_t size) {
+        Counted counted;
+        std::array<double, kChunk> chunk{};
+        for (std::size_t first = begin; first < begin + size; first += kChunk) {
+          const std::size_t count = std::min(kChunk, begin + size - first);
+          reference.decode(first, count, chunk.data());
+          std::size_t chunk_matching = 0;
+          for (std::size_t j = 0; j < count; ++j) {
+            chunk_matching +=
+                within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
+          }
+          counted.matching += chunk_matching;
+          counted.read += count;
+          if (kStop && chunk_matching < count) {
+            break;
+          }
+        }
+        return counted;
+      },
+      [](const Counted& counted) { return kStop && counted.matching < counted.read; });
   std::size_t matching = 0;
-  std::array<double, kChunk> chunk{};
-  const std::size_t n = reference.numel();
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    reference.decode(first, count, chunk.data());
-    std::size_t chunk_matching = 0;
-    for (std::size_t j = 0; j < count; ++j) {
-      chunk_matching += within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
-    }
-    matching += chunk_matching;
-    if (kStop && chunk_matching < count) {
-      break;
-    }
+  for (const auto& block : blocks) {
+    matching += block ? block->matching : 0;
   }
   return matching;
 }

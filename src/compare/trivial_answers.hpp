@@ -38,6 +38,11 @@ struct TrivialAnswer {
 // r is that value, or nothing.
 class ConstantSet {
 public:
+  static ConstantSet none() {
+    ConstantSet set;
+    set.m_kind = Kind::nothing;
+    return set;
+  }
   void admit(double r, const Tolerance& tolerance);
   void intersect(const ConstantSet& other);
   bool empty() const { return m_kind == Kind::nothing; }

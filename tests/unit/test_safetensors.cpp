@@ -28,7 +28,7 @@ Tensor make_tensor(DType dtype, std::vector<std::int64_t> shape, std::vector<std
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  t.data = std::move(data);
+  t.data.assign(data.begin(), data.end());
   return t;
 }
 
