@@ -120,6 +120,14 @@ TEST(ProblemsCheck, SeedIndependentOutputIsFound) {
   EXPECT_TRUE(has_finding(report, "depends-on-inputs", "error"));
 }
 
+TEST(ProblemsCheck, WeightsThatDoNotFollowTheSeedAreFoundOnTheFirstTrial) {
+  const auto report = check("unseeded_weights.py").reports[0];
+  EXPECT_EQ(report["verdict"], "fail");
+  // The twin model is built on the first trial only: one trial says so.
+  EXPECT_TRUE(has_finding(report, "weights-follow-seed", "error", "on 1 trial(s) (first: trial 0)"))
+      << report["findings"].dump(2);
+}
+
 TEST(ProblemsCheck, NondeterministicReferenceIsFound) {
   const auto report = check("nondeterministic_reference.py").reports[0];
   EXPECT_EQ(report["verdict"], "fail");
