@@ -6,7 +6,11 @@ alike:
            forward);
   forked:  `kbench eval --no-timing --device cpu` of examples/cpu/level1_relu.py, build cached,
            with the fork server (the default): one torch import, each worker forked;
-  spawned: the same with KBENCH_FORK_SERVER=off: every worker imports torch itself.
+  spawned: the same with KBENCH_FORK_SERVER=off: every worker imports torch itself;
+  service: the same through a `kbench serve` started once for the run (`kbench eval --service`):
+           its fork server stays warm between evaluations. Each round asks for one trial
+           more (6, 7, ...; the others 5) so that the service evaluates it rather than
+           answering from its store; the build stays the cached one.
 Two problems, both ReLUs on the CPU: `small` (examples/exploits/problem_relu.py, 512 x 1024),
 where the evaluation's cost is the harness's own (the issue's target), and `large`
 (problems/level1/1_relu.py, 4096 x 8192: 128 MiB in and out per trial), where it is bound by the
@@ -20,9 +24,11 @@ Usage: python3 bench/warm_eval/run.py [--kbench build/kbench] [--python PY] [--r
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,7 +56,8 @@ def timed(command, env=None):
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        sys.exit(f"{' '.join(map(str, command))} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        sys.exit(f"{' '.join(map(str, command))} failed ({done.returncode}):\n"
+                 f"{done.stdout[-2000:]}{done.stderr[-3000:]}")
     return wall
 
 
@@ -65,12 +72,25 @@ def main():
     for case in args.cases.split(","):
         if case not in PROBLEMS:
             parser.error(f"--cases: {case!r} is not one of {', '.join(PROBLEMS)}")
-        run_case(case, PROBLEMS[case], args)
+    with tempfile.TemporaryDirectory() as scratch:
+        service = subprocess.Popen(
+            [args.kbench, "serve", "--port", "0", "--jobs", "1", "--db", f"{scratch}/r.sqlite",
+             "--python", args.python],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = re.search(r"http://127\.0\.0\.1:\d+", service.stdout.readline())
+            if not url:
+                sys.exit("kbench serve did not start")
+            for case in args.cases.split(","):
+                run_case(case, PROBLEMS[case], args, url.group(0))
+        finally:
+            service.terminate()
+            service.wait()
     print(f"\nloadavg at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           "issue target: forked eval at most 1.5x bare (the small case)")
 
 
-def run_case(case, problem, args):
+def run_case(case, problem, args, url):
     evaluate = [args.kbench, "eval", str(problem), str(CANDIDATE), "--device", "cpu",
                 "--no-timing", "--quiet", "--python", args.python]
     commands = {
@@ -79,10 +99,15 @@ def run_case(case, problem, args):
             evaluate, {**os.environ, "KBENCH_FORK_SERVER": "on"}),
         "kbench eval --no-timing, KBENCH_FORK_SERVER=off": (
             evaluate, {**os.environ, "KBENCH_FORK_SERVER": "off"}),
+        "kbench eval --no-timing --service (a warm kbench serve)": (
+            [args.kbench, "eval", str(problem), str(CANDIDATE), "--device", "cpu", "--no-timing",
+             "--service", url, "--trials", "TRIALS"], None),
     }
     walls = {name: [] for name in commands}
     for round_index in range(args.rounds + 1):
         for name, (command, env) in commands.items():
+            # A new request for the service each round (see the docstring).
+            command = [str(6 + round_index) if a == "TRIALS" else a for a in command]
             wall = timed(command, env)
             if round_index > 0:
                 walls[name].append(wall)

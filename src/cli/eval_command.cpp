@@ -1,6 +1,7 @@
 // kbench eval PROBLEM CANDIDATE: one evaluation, a human summary, optionally the JSON document.
 #include "cli/commands.hpp"
 #include "cli/eval_flags.hpp"
+#include "cli/eval_via_service.hpp"
 #include "cli/store_flags.hpp"
 #include "core/json_io.hpp"
 #include "pipeline/evaluation.hpp"
@@ -8,6 +9,7 @@
 #include "report/summary.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -28,13 +30,25 @@ Command register_eval_command(CLI::App& app) {
   command->add_option("--json", *json_path, "write the full result document (kbench.eval/1)");
   command->add_flag("--quiet", *quiet, "no progress lines on stderr");
   add_store_flags(*command, *store_flags);
+  auto service = std::make_shared<ServiceFlags>();
+  add_service_flags(*command, *service);
 
-  const auto run = [options, json_path, quiet, store_flags]() -> int {
+  const auto run = [command, options, json_path, quiet, store_flags, service]() -> int {
     if (const auto problems = validate(*options); !problems.empty()) {
       for (const auto& problem : problems) {
         std::cerr << "kbench eval: " << problem << "\n";
       }
       return 64;
+    }
+    if (!service->url.empty()) {
+      if (const auto refused = flags_a_service_cannot_take(*command); !refused.empty()) {
+        std::cerr << "kbench eval --service: " << fmt::format("{}", fmt::join(refused, ", "))
+                  << " cannot be passed to a service (it takes --device, --variant, "
+                     "--precision, --trials, --rules and --no-timing, and stores the result "
+                     "itself); leave them out, or leave out --service\n";
+        return 64;
+      }
+      return eval_via_service(*service, *command, *options, *json_path, *quiet);
     }
     // Opened before the evaluation: a store that cannot be used is said at once, not after it.
     bool store_failed = false;

@@ -45,6 +45,7 @@ public:
     m_port = std::stoi(m_process.first_line().substr(at + 17));
   }
   int stop_now(int signal) { return m_process.stop(signal); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
   httplib::Client client(const std::string& token = "") const {
     httplib::Client c("127.0.0.1", m_port);
     c.set_read_timeout(120, 0);
@@ -139,6 +140,45 @@ TEST_F(ServiceApi, SubmitPollResultRewardAndARepeatAnsweredFromTheStore) {
   const auto queue = json::parse(client.Get("/v1/queue")->body);
   EXPECT_EQ(queue["depth"], 0);
   EXPECT_EQ(queue["lanes"][0]["device"], "cpu");
+}
+
+TEST_F(ServiceApi, KbenchEvalWithServiceIsEvaluatedThereAndPrintedHere) {
+  Service service(db()); // no --allow-path: the command sends the files' text
+  const std::vector<std::string> pair = {"eval", repo_path("examples/exploits/problem_relu.py"),
+                                         repo_path("examples/cpu/level1_relu.py")};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = pair;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const auto run = run_kbench(with({"--device", "cpu", "--no-timing", "--rules", "structural",
+                                    "--trials", "2", "--service", service.url()}));
+  EXPECT_EQ(run.exit_code, 0) << run.stderr_text;
+  EXPECT_EQ(run.result["status"], "ok") << run.result.dump();
+  EXPECT_EQ(run.result["config"]["trials"], 2);
+  EXPECT_NE(run.stdout_text.find("service     " + service.url()), std::string::npos)
+      << run.stdout_text;
+  // The service stored it: the same request again is answered from its store.
+  const auto again = run_kbench(with({"--device", "cpu", "--no-timing", "--rules", "structural",
+                                      "--trials", "2", "--service", service.url()}));
+  EXPECT_NE(again.stdout_text.find("answered from its store"), std::string::npos)
+      << again.stdout_text;
+  // A flag a request cannot carry is refused by name, not dropped.
+  const auto atol = run_kbench(with({"--atol", "1", "--service", service.url()}), false);
+  EXPECT_EQ(atol.exit_code, 64);
+  EXPECT_NE(atol.stderr_text.find("--atol cannot be passed to a service"), std::string::npos)
+      << atol.stderr_text;
+  // A refusal comes in the service's own words, naming the field.
+  Service small(m_dir / "small.sqlite", {"--max-source-bytes", "64"});
+  const auto refused = run_kbench(with({"--service", small.url()}), false);
+  EXPECT_EQ(refused.exit_code, 64);
+  EXPECT_NE(refused.stderr_text.find("problem.source"), std::string::npos) << refused.stderr_text;
+  // Nothing listening.
+  service.stop_now(SIGTERM);
+  const auto gone = run_kbench(with({"--service", service.url()}), false);
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_NE(gone.stderr_text.find("start it with `kbench serve`"), std::string::npos)
+      << gone.stderr_text;
 }
 
 TEST_F(ServiceApi, BadRequestsGetA4xxThatNamesTheField) {
