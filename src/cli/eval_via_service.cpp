@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <iostream>
 #include <thread>
+#include <unistd.h>
 
 namespace kbench::cli {
 namespace {
