@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 
@@ -43,19 +42,17 @@ double mean_in_dtype(const Tensor& reference) {
   const std::size_t n = reference.numel();
   // Summed a block per thread and the blocks in order (element_blocks.hpp): the same sum on
   // any machine.
-  const auto sums =
-      compare::over_element_blocks<double>(n, [&](std::size_t begin, std::size_t size) {
-        double sum = 0;
-        std::array<double, 2048> chunk{};
-        for (std::size_t first = begin; first < begin + size; first += chunk.size()) {
-          const std::size_t count = std::min(chunk.size(), begin + size - first);
-          reference.decode(first, count, chunk.data());
-          for (std::size_t j = 0; j < count; ++j) {
-            sum += chunk[j];
-          }
-        }
-        return sum;
-      });
+  const auto sums = compare::over_element_blocks<double>(n, [&](std::size_t begin,
+                                                                std::size_t size) {
+    double sum = 0;
+    compare::decode_chunks(reference, begin, size, [&](const double* values, std::size_t count) {
+      for (std::size_t j = 0; j < count; ++j) {
+        sum += values[j];
+      }
+      return true;
+    });
+    return sum;
+  });
   double sum = 0;
   for (const auto& block : sums) {
     sum += *block;
@@ -190,17 +187,14 @@ bool near_constant(const Tensor& tensor, const Tolerance& tolerance) {
   using Extremes = std::pair<double, double>;
   const auto blocks =
       compare::over_element_blocks<Extremes>(n, [&](std::size_t begin, std::size_t size) {
-        std::array<double, 2048> chunk{};
-        tensor.decode(begin, 1, chunk.data());
-        Extremes e{chunk[0], chunk[0]};
-        for (std::size_t first = begin; first < begin + size; first += chunk.size()) {
-          const std::size_t count = std::min(chunk.size(), begin + size - first);
-          tensor.decode(first, count, chunk.data());
+        Extremes e{tensor.value(begin), tensor.value(begin)};
+        compare::decode_chunks(tensor, begin, size, [&](const double* values, std::size_t count) {
           for (std::size_t j = 0; j < count; ++j) {
-            e.first = std::min(e.first, chunk[j]);
-            e.second = std::max(e.second, chunk[j]);
+            e.first = std::min(e.first, values[j]);
+            e.second = std::max(e.second, values[j]);
           }
-        }
+          return true;
+        });
         return e;
       });
   double lo = blocks.front()->first, hi = blocks.front()->second;

@@ -6,7 +6,10 @@
 // The elements are cut into blocks of a fixed size whatever the thread count, and the results
 // come back in block order, so that a caller that combines them in that order (a sum, say) gets
 // the same answer on any machine.
+#include "compare/safetensors.hpp"
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <exception>
@@ -65,6 +68,20 @@ std::vector<std::optional<R>> over_element_blocks(std::size_t n, const Body& bod
     std::rethrow_exception(failure);
   }
   return results;
+}
+
+// Elements [begin, begin + size) of `tensor` converted to double a chunk at a time (one dtype
+// dispatch per chunk), each chunk handed to visit(values, count); visit returns false to stop.
+template <typename Visit>
+void decode_chunks(const Tensor& tensor, std::size_t begin, std::size_t size, const Visit& visit) {
+  std::array<double, 2048> chunk{};
+  for (std::size_t first = begin; first < begin + size; first += chunk.size()) {
+    const std::size_t count = std::min(chunk.size(), begin + size - first);
+    tensor.decode(first, count, chunk.data());
+    if (!visit(chunk.data(), count)) {
+      return;
+    }
+  }
 }
 
 template <typename R, typename Body>

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -14,8 +13,6 @@
 namespace kbench::compare {
 
 namespace {
-
-constexpr std::size_t kChunk = 2048;
 
 // IEEE binary formats narrower than double: `mantissa` stored bits, `min_exponent` the exponent of
 // the smallest normal value (below it the spacing stays that of the subnormals), `max_finite`.
@@ -62,12 +59,9 @@ void scan(const Tensor& reference, OutputState& state) {
       [&](std::size_t begin, std::size_t size) {
         Scanned block;
         block.zeros = state.zeros;
-        std::array<double, kChunk> chunk{};
-        for (std::size_t first = begin; first < begin + size; first += kChunk) {
-          const std::size_t count = std::min(kChunk, begin + size - first);
-          reference.decode(first, count, chunk.data());
+        decode_chunks(reference, begin, size, [&](const double* values, std::size_t count) {
           for (std::size_t j = 0; j < count; ++j) {
-            const double r = chunk[j];
+            const double r = values[j];
             block.zeros = block.zeros && within_tolerance(0, r, atol, rtol);
             if (want_constants) {
               block.constants.admit(r, state.tolerance);
@@ -80,9 +74,10 @@ void scan(const Tensor& reference, OutputState& state) {
           // The figures are partial from here on; they are only read for an answer still alive.
           if (!block.zeros && (!want_constants || block.constants.empty())) {
             block.constants = ConstantSet::none();
-            break;
+            return false;
           }
-        }
+          return true;
+        });
         return block;
       },
       [](const Scanned& block) { return block.dead(); });
@@ -99,9 +94,6 @@ void scan(const Tensor& reference, OutputState& state) {
     trial.intersect(block->constants);
     max_abs = std::max(max_abs, block->max_abs);
     sum += block->sum;
-  }
-  if (!want_constants) {
-    trial = ConstantSet::none();
   }
   state.zeros = zeros;
   state.max_abs = max_abs;
@@ -128,16 +120,13 @@ void verify(const Tensor& reference, std::size_t trial, OutputState& state) {
       reference.numel(),
       [&](std::size_t begin, std::size_t size) {
         bool constant_ok = state.constant, mean_ok = state.mean;
-        std::array<double, kChunk> chunk{};
-        for (std::size_t first = begin; first < begin + size && (constant_ok || mean_ok);
-             first += kChunk) {
-          const std::size_t count = std::min(kChunk, begin + size - first);
-          reference.decode(first, count, chunk.data());
+        decode_chunks(reference, begin, size, [&](const double* values, std::size_t count) {
           for (std::size_t j = 0; j < count; ++j) {
-            constant_ok = constant_ok && within_tolerance(constant, chunk[j], atol, rtol);
-            mean_ok = mean_ok && within_tolerance(mean, chunk[j], atol, rtol);
+            constant_ok = constant_ok && within_tolerance(constant, values[j], atol, rtol);
+            mean_ok = mean_ok && within_tolerance(mean, values[j], atol, rtol);
           }
-        }
+          return constant_ok || mean_ok;
+        });
         return Verified{constant_ok, mean_ok};
       },
       [](const Verified& v) { return !v.first && !v.second; });
@@ -366,21 +355,16 @@ std::size_t matching_elements(const Tensor& reference, double value, const Toler
       reference.numel(),
       [&](std::size_t begin, std::size_t size) {
         Counted counted;
-        std::array<double, kChunk> chunk{};
-        for (std::size_t first = begin; first < begin + size; first += kChunk) {
-          const std::size_t count = std::min(kChunk, begin + size - first);
-          reference.decode(first, count, chunk.data());
+        decode_chunks(reference, begin, size, [&](const double* values, std::size_t count) {
           std::size_t chunk_matching = 0;
           for (std::size_t j = 0; j < count; ++j) {
             chunk_matching +=
-                within_tolerance(value, chunk[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
+                within_tolerance(value, values[j], tolerance.atol, tolerance.rtol) ? 1 : 0;
           }
           counted.matching += chunk_matching;
           counted.read += count;
-          if (kStop && chunk_matching < count) {
-            break;
-          }
-        }
+          return !kStop || chunk_matching == count;
+        });
         return counted;
       },
       [](const Counted& counted) { return kStop && counted.matching < counted.read; });
