@@ -4,11 +4,11 @@
 #include "core/json_io.hpp"
 #include "core/result.hpp"
 #include "report/summary.hpp"
+#include "service/http_api.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
 #include <httplib.h>
 #include <iostream>
 #include <thread>
@@ -21,16 +21,6 @@ using namespace std::chrono_literals;
 
 // The service queues evaluations behind others; a whole suite's worth ahead is not a hang.
 constexpr auto kWaitLimit = 2h;
-
-std::string read_token(const std::string& file) {
-  std::ifstream in(file);
-  std::string token;
-  if (!in || !std::getline(in, token)) {
-    throw std::runtime_error(fmt::format("--service-token-file {}: cannot be read", file));
-  }
-  const auto last = token.find_last_not_of(" \t\r");
-  return token.substr(0, last == std::string::npos ? 0 : last + 1);
-}
 
 // The service's own words for a refusal ({"error": ...}), or the body as it came.
 std::string error_of(const httplib::Result& answer) {
@@ -55,7 +45,8 @@ int eval_via_service(const ServiceFlags& flags, const CLI::App& command, const E
   client.set_read_timeout(60, 0);
   try {
     if (!flags.token_file.empty()) {
-      client.set_bearer_token_auth(read_token(flags.token_file));
+      client.set_bearer_token_auth(
+          service::read_token_file(flags.token_file, "--service-token-file"));
     }
   } catch (const std::exception& error) {
     std::cerr << "kbench eval: " << error.what() << "\n";

@@ -50,10 +50,10 @@ bool is_loopback_address(const std::string& address) {
   return inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-std::string read_token_file(const std::filesystem::path& path) {
+std::string read_token_file(const std::filesystem::path& path, std::string_view flag) {
   std::ifstream in(path);
   if (!in) {
-    throw std::runtime_error(fmt::format("--token-file {}: cannot be read", path.string()));
+    throw std::runtime_error(fmt::format("{} {}: cannot be read", flag, path.string()));
   }
   std::string token;
   std::getline(in, token);
@@ -61,10 +61,10 @@ std::string read_token_file(const std::filesystem::path& path) {
   const auto last = token.find_last_not_of(" \t\r");
   token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
   if (token.size() < 16) {
-    throw std::runtime_error(fmt::format(
-        "--token-file {}: its first line must hold the token, at least 16 characters (e.g. "
-        "`openssl rand -hex 32 > {}`)",
-        path.string(), path.string()));
+    throw std::runtime_error(
+        fmt::format("{} {}: its first line must hold the token, at least 16 characters (e.g. "
+                    "`openssl rand -hex 32 > {}`)",
+                    flag, path.string(), path.string()));
   }
   return token;
 }
@@ -119,8 +119,9 @@ HttpApi::HttpApi(EvaluationService& service, HttpSettings settings)
   const std::string policy = settings.content_security_policy;
   http.Get(R"(/.*)", [pages, policy](const httplib::Request& request, httplib::Response& response) {
     if (request.path.rfind("/v1/", 0) == 0 || !pages) {
-      reply(response, {404, {{"error", fmt::format("no such endpoint: GET {}; the API: {}",
-                                                   request.path, kRoutes)}}});
+      reply(response, {404,
+                       {{"error", fmt::format("no such endpoint: GET {}; the API: {}", request.path,
+                                              kRoutes)}}});
       return;
     }
     std::map<std::string, std::string> query;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace kbench::service {
 
@@ -33,8 +34,9 @@ struct HttpSettings {
 bool is_loopback_address(const std::string& address);
 
 // The token in `path` (its first line, without surrounding white space). Throws
-// std::runtime_error naming the file when it cannot be read or holds no token.
-std::string read_token_file(const std::filesystem::path& path);
+// std::runtime_error naming `flag` and the file when it cannot be read or holds no token.
+std::string read_token_file(const std::filesystem::path& path,
+                            std::string_view flag = "--token-file");
 
 class HttpApi {
 public:
