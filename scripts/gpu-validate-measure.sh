@@ -37,7 +37,7 @@
 #                  (tensor_io.py) against a private CPU copy first, 16 MiB to 4 GiB; then on the CPU
 #   warm-pair      `kbench eval` of the exploit corpus' ReLU problem with examples/cuda/level1_relu.py:
 #                  cold, warm (no torch.compile baseline), warm with it: wall, measure phase, samples
-#   big-check[:P]  `kbench problems check --trials 3` of a large KernelBench problem (P, default
+#   big-check[:P]  `kbench problems check --trials 3` (KBENCH_BIG_CHECK_TRIALS) of a large KernelBench problem (P, default
 #                  level1/5_Matrix_scalar_multiplication.py, from build/compat-suites.tar.gz) with the
 #                  committed tensor_io.py and with the one carried as build/tensor_io_before.py
 #   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold as torch
@@ -46,6 +46,10 @@
 #                  one cold `kbench eval --no-timing` of it (compile.seconds, compile.cuda_header)
 #   warm-eval      bench/warm_eval (a warm --no-timing eval, fork server on and off, against a
 #                  bare Python that imports torch and runs the reference once)
+#   warm-eval-gpu  bench/warm_eval --device cuda --timing: a warm timed eval of the small ReLU pair,
+#                  local and through a warm `kbench serve` (KBENCH_WARM_ROUNDS, default 5)
+#   problems-sample every 4th KernelBench problem of levels 1-3 (build/compat-suites.tar.gz) in one
+#                  `kbench problems check --trials 5 --jobs KBENCH_SAMPLE_JOBS (6)`, fresh cache
 #   refcache       two evaluations of different candidates of the level1 ReLU: the second reads
 #                  the reference outputs and the torch.compile ratio from the reference cache
 #   rules          GPU test CudaRules (KernelBench's mnist2 passes the default rules; its share)
@@ -234,8 +238,9 @@ PY
       cp $live "$R/tensor_io_after.py"
       for version in ${KBENCH_BIG_CHECK_ORDER:-before after before after}; do
         cp "$([ $version = before ] && echo build/tensor_io_before.py || echo "$R/tensor_io_after.py")" $live
-        timeout "$(limit 150)" "$K" problems check "/tmp/suites/kb/KernelBench/${problem:-level1/5_Matrix_scalar_multiplication.py}" \
-          --device cuda --variant standard --trials 3 --jsonl "$R/big-check-$version-$RANDOM.jsonl" \
+        timeout "$(limit "${KBENCH_BIG_CHECK_LIMIT:-150}")" "$K" problems check "/tmp/suites/kb/KernelBench/${problem:-level1/5_Matrix_scalar_multiplication.py}" \
+          --device cuda --variant standard --trials "${KBENCH_BIG_CHECK_TRIALS:-3}" \
+          --jsonl "$R/big-check-$version-$RANDOM.jsonl" \
           > "$R/big-check-$version.txt" 2>&1
         at "big-check $version rc=$? $(grep -E -- '-> ' "$R/big-check-$version.txt" | tail -1)"
       done
@@ -260,6 +265,28 @@ PY
       timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --rounds 3 > "$R/warm-eval.txt" 2>&1
       at "warm-eval rc=$?"
       tail -12 "$R/warm-eval.txt"
+      ;;
+    warm-eval-gpu)
+      # The warm evaluation with timing on the H200 (issue 15's 3 s target): local (fork server
+      # per kbench process) against a warm `kbench serve`, the small ReLU pair, in one run.
+      timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --python python3 \
+        --device cuda --timing --cases small --rounds "${KBENCH_WARM_ROUNDS:-5}" \
+        > "$R/warm-eval-gpu.txt" 2>&1
+      at "warm-eval-gpu rc=$?"
+      tail -12 "$R/warm-eval-gpu.txt"
+      ;;
+    problems-sample)
+      # Issue 16 item 2: every 4th KernelBench problem of levels 1-3 in one batch, fresh cache.
+      mkdir -p /tmp/suites && { [ -d /tmp/suites/kb ] || tar -xzf build/compat-suites.tar.gz -C /tmp/suites; }
+      cache=$(mktemp -d); chmod 755 "$cache"
+      sample=$(ls /tmp/suites/kb/KernelBench/level{1,2,3}/*.py | sort -V | awk 'NR%4==1')
+      start=$(date +%s)
+      KBENCH_CACHE_DIR=$cache timeout "$(limit 560)" "$K" problems check $sample --device cuda \
+        --variant standard --trials 5 --jobs "${KBENCH_SAMPLE_JOBS:-6}" \
+        --jsonl "$R/problems-sample.jsonl" > "$R/problems-sample.txt" 2>&1
+      at "problems-sample rc=$? $(wc -l < "$R/problems-sample.jsonl") of $(echo $sample | wc -w) in $(($(date +%s) - start)) s"
+      tail -3 "$R/problems-sample.txt"
+      rm -rf "$cache"
       ;;
     refcache)
       # The level1 ReLU's trials (1.3 GB) are above the cache's 256 MiB cap: only the

@@ -2,6 +2,7 @@
 #include "pipeline/problem_batch.hpp"
 
 #include "core/source_files.hpp"
+#include "sandbox/transfer_files.hpp"
 #include "sched/gpu_lane.hpp"
 
 #include <algorithm>
@@ -14,9 +15,33 @@
 
 namespace kbench {
 
+namespace {
+
+ProblemCheckResult check_or_report(const EvalOptions& run, sched::GpuLane* lane,
+                                   const ProblemChecker& checker) {
+  try {
+    return checker ? checker(run, lane) : check_problem(run, lane);
+  } catch (const std::exception& error) {
+    ProblemCheckResult result;
+    result.problem_path = run.problem.string();
+    result.variant = run.variant;
+    result.precision = run.precision;
+    result.verdict = "not checked";
+    result.message = std::string("kbench failed during the check: ") + error.what();
+    return result;
+  }
+}
+
+bool out_of_scratch_room(const ProblemCheckResult& result) {
+  return result.message.find(sandbox::kNoScratchRoom) != std::string::npos;
+}
+
+} // namespace
+
 std::vector<ProblemCheckResult>
 check_problems(const std::vector<EvalOptions>& runs, int jobs,
-               const std::function<void(std::size_t, const ProblemCheckResult&)>& on_done) {
+               const std::function<void(std::size_t, const ProblemCheckResult&)>& on_done,
+               const ProblemChecker& checker) {
   std::vector<ProblemCheckResult> results(runs.size());
   // One lane per GPU index; a cpu check takes none (its timing is the CPU's, shared with the
   // other checks' work in any case; docs/problems.md says so).
@@ -26,28 +51,26 @@ check_problems(const std::vector<EvalOptions>& runs, int jobs,
       lanes.emplace(run.gpu, std::make_unique<sched::GpuLane>());
     }
   }
-  std::atomic<std::size_t> next{0};
-  std::mutex report;
-  const auto work = [&]() {
-    for (std::size_t i = next++; i < runs.size(); i = next++) {
-      const auto lane = lanes.find(runs[i].gpu);
-      try {
-        results[i] = check_problem(
-            runs[i], runs[i].device != "cpu" && lane != lanes.end() ? lane->second.get() : nullptr);
-      } catch (const std::exception& error) {
-        results[i] = ProblemCheckResult{};
-        results[i].problem_path = runs[i].problem.string();
-        results[i].variant = runs[i].variant;
-        results[i].precision = runs[i].precision;
-        results[i].verdict = "not checked";
-        results[i].message = std::string("kbench failed during the check: ") + error.what();
-      }
-      std::lock_guard lock(report);
-      on_done(i, results[i]);
-    }
+  const auto lane_of = [&](const EvalOptions& run) -> sched::GpuLane* {
+    const auto lane = lanes.find(run.gpu);
+    return run.device != "cpu" && lane != lanes.end() ? lane->second.get() : nullptr;
   };
   const std::size_t threads =
       std::clamp<std::size_t>(static_cast<std::size_t>(std::max(jobs, 1)), 1, runs.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex report;
+  std::vector<std::size_t> again; // crowded out of the scratch disk: run alone at the end
+  const auto work = [&]() {
+    for (std::size_t i = next++; i < runs.size(); i = next++) {
+      results[i] = check_or_report(runs[i], lane_of(runs[i]), checker);
+      std::lock_guard lock(report);
+      if (threads > 1 && out_of_scratch_room(results[i])) {
+        again.push_back(i);
+        continue;
+      }
+      on_done(i, results[i]);
+    }
+  };
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) {
     pool.emplace_back(work);
@@ -55,6 +78,11 @@ check_problems(const std::vector<EvalOptions>& runs, int jobs,
   work();
   for (auto& thread : pool) {
     thread.join();
+  }
+  std::sort(again.begin(), again.end());
+  for (const std::size_t i : again) {
+    results[i] = check_or_report(runs[i], lane_of(runs[i]), checker);
+    on_done(i, results[i]);
   }
   return results;
 }

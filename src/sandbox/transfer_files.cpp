@@ -141,9 +141,9 @@ std::string TransferFiles::make(const fs::path& path, std::uint64_t bytes) {
   if (listing.valid() && ::fstatvfs(listing.get(), &space) == 0) {
     const auto free_bytes = static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize;
     if (bytes > free_bytes) {
-      return fmt::format("its filesystem has only {} free; point TMPDIR (the scratch "
-                         "directory's parent) at a filesystem with more room",
-                         human(free_bytes));
+      return fmt::format("{} {} free; point TMPDIR (the scratch directory's parent) at a "
+                         "filesystem with more room",
+                         kNoScratchRoom, human(free_bytes));
     }
   }
   const fs::path& name = rest.back();

@@ -23,6 +23,11 @@
 
 namespace kbench::sandbox {
 
+// Begins the reason a transfer file was refused for want of room on the scratch filesystem.
+// Beside other checks writing GiBs of their own, that is a matter of company, not of the
+// problem: `kbench problems check` runs such a check again alone (pipeline/problem_batch.cpp).
+inline constexpr const char* kNoScratchRoom = "its filesystem has only";
+
 struct TransferPolicy {
   // Directories the worker may have transfer files made beneath (its writable directories).
   // Empty: the worker is granted none, and writes its files itself, under its limit.
