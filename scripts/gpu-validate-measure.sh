@@ -48,6 +48,8 @@
 #                  bare Python that imports torch and runs the reference once)
 #   warm-eval-gpu  bench/warm_eval --device cuda --timing: a warm timed eval of the small ReLU pair,
 #                  local and through a warm `kbench serve` (KBENCH_WARM_ROUNDS, default 5)
+#   service-pair   the warm-pair's evaluation through a warm `kbench serve`, three requests, each
+#                  with its wall time and bench/throughput/breakdown.py of its result
 #   problems-sample every 4th KernelBench problem of levels 1-3 (build/compat-suites.tar.gz) in one
 #                  `kbench problems check --trials 5 --jobs KBENCH_SAMPLE_JOBS (6)`, fresh cache
 #   refcache       two evaluations of different candidates of the level1 ReLU: the second reads
@@ -269,11 +271,38 @@ PY
     warm-eval-gpu)
       # The warm evaluation with timing on the H200 (issue 15's 3 s target): local (fork server
       # per kbench process) against a warm `kbench serve`, the small ReLU pair, in one run.
-      timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --python python3 \
+      timeout "$(limit 300)" python3 bench/warm_eval/run.py --kbench "$K" --python "$(command -v python3)" \
         --device cuda --timing --cases small --rounds "${KBENCH_WARM_ROUNDS:-5}" \
-        > "$R/warm-eval-gpu.txt" 2>&1
+        --keep "$R/warm-eval-gpu" > "$R/warm-eval-gpu.txt" 2>&1
       at "warm-eval-gpu rc=$?"
       tail -12 "$R/warm-eval-gpu.txt"
+      for f in "$R"/warm-eval-gpu/*.json; do
+        python3 bench/throughput/breakdown.py "$f" > "${f%.json}.breakdown" 2>&1
+        echo "$(basename "$f"): $(head -1 "${f%.json}.breakdown" | cut -d: -f2- | head -c 300)"
+      done
+      ;;
+    service-pair)
+      # The warm-pair's evaluation through a warm `kbench serve`, three requests (trials 6, 7, 8:
+      # each a new evaluation, not the store's answer), each with its wall time and breakdown.
+      db=$(mktemp -d)/results.sqlite
+      "$K" serve --port 0 --jobs 1 --db "$db" > "$R/serve.out" 2> "$R/serve.log" &
+      serve_pid=$!
+      url=
+      for _ in $(seq 100); do
+        url=$(grep -o 'http://127.0.0.1:[0-9]*' "$R/serve.out" | head -1)
+        [ -n "$url" ] && break
+        sleep 0.2
+      done
+      for trials in 6 7 8; do
+        s=$(date +%s%N)
+        timeout "$(limit 120)" "$K" eval examples/exploits/problem_relu.py examples/cuda/level1_relu.py \
+          --device cuda --service "$url" --trials $trials --json "$R/service-$trials.json" \
+          > "$R/service-$trials.txt" 2>&1
+        at "service-pair trials $trials rc=$? wall $((($(date +%s%N) - s) / 1000000)) ms"
+        python3 bench/throughput/breakdown.py "$R/service-$trials.json" > "$R/service-$trials.breakdown" 2>&1
+        head -c 1500 "$R/service-$trials.breakdown"
+      done
+      kill $serve_pid
       ;;
     problems-sample)
       # Issue 16 item 2: every 4th KernelBench problem of levels 1-3 in one batch, fresh cache.

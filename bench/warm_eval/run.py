@@ -24,6 +24,7 @@ default `kbench eval`; issue 15's warm target on the H200: a median of at most 3
 process still runs its forward on the CPU: on the GPU it is a reference point, not the target.
 Usage: python3 bench/warm_eval/run.py [--kbench build/kbench] [--python PY] [--rounds 5]
                                       [--cases small,large] [--device cpu|cuda] [--timing]
+                                      [--keep DIR]
 """
 
 import argparse
@@ -73,12 +74,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cases", default="small,large", help="comma-separated: small, large")
     parser.add_argument("--device", default="cpu", choices=sorted(CANDIDATES))
+    parser.add_argument("--keep", help="write each kbench evaluation's result here (--json), "
+                        "for bench/throughput/breakdown.py")
     parser.add_argument("--timing", action="store_true",
                         help="time each evaluation too (without it: --no-timing, correctness only)")
     args = parser.parse_args()
     for case in args.cases.split(","):
         if case not in PROBLEMS:
             parser.error(f"--cases: {case!r} is not one of {', '.join(PROBLEMS)}")
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         service = subprocess.Popen(
             [args.kbench, "serve", "--port", "0", "--jobs", "1", "--db", f"{scratch}/r.sqlite",
@@ -118,6 +123,9 @@ def run_case(case, problem, args, url):
         for name, (command, env) in commands.items():
             # A new request for the service each round (see the docstring).
             command = [str(6 + round_index) if a == "TRIALS" else a for a in command]
+            if args.keep and command[1] == "eval":
+                slug = re.sub(r"[^a-z]+", "-", name.lower()).strip("-")[:40]
+                command += ["--json", str(Path(args.keep) / f"{case}-{slug}-{round_index}.json")]
             wall = timed(command, env)
             if round_index > 0:
                 walls[name].append(wall)
