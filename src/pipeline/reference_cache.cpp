@@ -316,8 +316,17 @@ std::string ReferenceStore::store_trials(const ReferenceCacheKey& key, const nlo
   return "";
 }
 
-std::optional<CompiledRatio> ReferenceStore::load_ratio(const ReferenceCacheKey& key,
+ReferenceCacheKey ReferenceStore::ratio_key(const ReferenceCacheKey& key) {
+  ReferenceCacheKey first = key;
+  if (first.trials.is_array() && first.trials.size() > 1) {
+    first.trials = nlohmann::json::array({first.trials.front()});
+  }
+  return first;
+}
+
+std::optional<CompiledRatio> ReferenceStore::load_ratio(const ReferenceCacheKey& full_key,
                                                         std::string& warning) const {
+  const ReferenceCacheKey key = ratio_key(full_key);
   const fs::path path = entry_directory(key) / "compiled_ratio.json";
   const auto text = read_bytes(path);
   if (!text) {
@@ -337,8 +346,9 @@ std::optional<CompiledRatio> ReferenceStore::load_ratio(const ReferenceCacheKey&
   return CompiledRatio{ratio, body->value("measured_at", ""), body->value("candidate_sha256", "")};
 }
 
-std::string ReferenceStore::store_ratio(const ReferenceCacheKey& key,
+std::string ReferenceStore::store_ratio(const ReferenceCacheKey& full_key,
                                         const CompiledRatio& ratio) const {
+  const ReferenceCacheKey key = ratio_key(full_key);
   make_private_directory(m_root, true);
   make_private_directory(m_root / "entries", false);
   const fs::path entry = entry_directory(key);

@@ -61,8 +61,14 @@ public:
                            const std::filesystem::path& outputs_dir,
                            const std::string& evaluation) const;
 
+  // The ratio is timed on the first seeded trial's model and shapes only, so it is kept under
+  // ratio_key(key): an evaluation asking for more or fewer trials (an agent's or a trainer's
+  // requests differ in that alone) reuses it rather than building and timing torch.compile
+  // again.
   std::optional<CompiledRatio> load_ratio(const ReferenceCacheKey& key, std::string& warning) const;
   std::string store_ratio(const ReferenceCacheKey& key, const CompiledRatio& ratio) const;
+  // `key` with its trial list cut to the first trial.
+  static ReferenceCacheKey ratio_key(const ReferenceCacheKey& key);
 
   // The reference process's TORCHINDUCTOR_CACHE_DIR (TRITON_CACHE_DIR beneath it): one per
   // device and kbench version; inductor keys its own entries by graph and torch version.

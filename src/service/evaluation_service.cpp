@@ -146,7 +146,21 @@ void EvaluationService::build(const std::string& job_id) {
     }
     EvalOptions options = request_from_stored(job->request).run;
     options.compile_only = true;
-    evaluate(options);              // into the compile cache; the run reports how the build went
+    const std::string built = fmt::format("{}\n{}\n{}", options.candidate.string(),
+                                          choose_device(options.device, options.gpu, 1).device,
+                                          options.backend);
+    {
+      std::lock_guard lock(m_built_mutex);
+      if (m_built.contains(built)) {
+        ++m_builds_reused;
+        return;
+      }
+    }
+    // Into the compile cache; the run reports how the build went.
+    if (evaluate(options).status == Status::ok) {
+      std::lock_guard lock(m_built_mutex);
+      m_built.insert(built);
+    }
   } catch (const std::exception&) { // the run meets the same error and reports it
   }
 }
@@ -300,6 +314,11 @@ Answer EvaluationService::queue() {
     counts[state] = count;
     queued += state == "queued" ? count : 0;
   }
+  nlohmann::json builds;
+  {
+    std::lock_guard lock(m_built_mutex);
+    builds = {{"made", m_built.size()}, {"reused", m_builds_reused}};
+  }
   const auto last_minute = m_jobs->finished_since(timestamp_ago(std::chrono::minutes(1)));
   const auto last_hour = m_jobs->finished_since(timestamp_ago(std::chrono::hours(1)));
   return {200,
@@ -308,6 +327,7 @@ Answer EvaluationService::queue() {
            {"building", snapshot.building},
            {"running", snapshot.running},
            {"jobs", counts},
+           {"builds", builds},
            {"rates", {{"finished_last_minute", last_minute}, {"finished_last_hour", last_hour}}},
            {"recent_failures", m_jobs->recent_failures(10)}}};
 }

@@ -137,9 +137,18 @@ TEST_F(ServiceApi, SubmitPollResultRewardAndARepeatAnsweredFromTheStore) {
   EXPECT_EQ(cached["cached"], true);
   EXPECT_EQ(cached["evaluation_id"], done["evaluation_id"]);
 
+  // The same candidate under other options is evaluated again, and its build step is skipped:
+  // the build this service made is in the compile cache.
+  const auto more = client.Post("/v1/evaluations", evaluation("", {{"trials", 3}}).dump(),
+                                "application/json");
+  const json third = wait_done(client, json::parse(more->body)["ids"][0]);
+  EXPECT_EQ(third["cached"], false);
+  EXPECT_EQ(third["result"]["status"], "ok") << third.dump(1).substr(0, 3000);
+
   const auto queue = json::parse(client.Get("/v1/queue")->body);
   EXPECT_EQ(queue["depth"], 0);
   EXPECT_EQ(queue["lanes"][0]["device"], "cpu");
+  EXPECT_EQ(queue["builds"], json({{"made", 1}, {"reused", 1}})) << queue.dump();
 }
 
 TEST_F(ServiceApi, KbenchEvalWithServiceIsEvaluatedThereAndPrintedHere) {

@@ -172,13 +172,32 @@ TEST_F(StoreFixture, TheCompiledRatioRoundTripsAndACorruptOneIsDropped) {
   EXPECT_DOUBLE_EQ(ratio->compiled_over_eager, 0.62);
   EXPECT_EQ(ratio->measured_at, "2026-12-01T15:00:00Z");
   EXPECT_EQ(ratio->candidate_sha256, "beef");
-  const fs::path path = store.entry_directory(sample_key()) / "compiled_ratio.json";
+  const fs::path path =
+      store.entry_directory(ReferenceStore::ratio_key(sample_key())) / "compiled_ratio.json";
   auto edited = nlohmann::json::parse(read(path));
   edited["body"]["compiled_over_eager"] = 0.01;
   write(path, edited.dump());
   EXPECT_FALSE(store.load_ratio(sample_key(), warning).has_value());
   EXPECT_NE(warning.find("corrupt"), std::string::npos) << warning;
   EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(StoreFixture, TheCompiledRatioIsSharedByTrialCountsButNotByFirstTrials) {
+  // Timing runs the first seeded trial's model: a request for more trials reuses the ratio,
+  // one whose first trial differs (another --seed) does not.
+  std::string warning;
+  ASSERT_EQ(store.store_ratio(sample_key(), {0.62, "2026-12-01T15:00:00Z", "beef"}), "");
+  ReferenceCacheKey more = sample_key();
+  more.trials.push_back({{"index", 2}, {"seed", 9}});
+  const auto shared = store.load_ratio(more, warning);
+  ASSERT_TRUE(shared.has_value()) << warning;
+  EXPECT_DOUBLE_EQ(shared->compiled_over_eager, 0.62);
+  ReferenceCacheKey other_seed = sample_key();
+  other_seed.trials[0]["seed"] = 1234;
+  EXPECT_FALSE(store.load_ratio(other_seed, warning).has_value());
+  EXPECT_EQ(warning, "");
+  // The trials themselves stay keyed by the whole list.
+  EXPECT_NE(key_digest(more), key_digest(sample_key()));
 }
 
 TEST_F(StoreFixture, TheEntriesAreOnlyKbenchsUsersToList) {
