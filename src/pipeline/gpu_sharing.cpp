@@ -32,7 +32,8 @@ std::string gpu_sharing_note(const GpuSharing& sharing) {
 
 namespace {
 
-bool contains_lowercase(std::string text, std::string_view needle) {
+bool contains_lowercase(std::string_view said, std::string_view needle) {
+  std::string text(said);
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text.find(needle) != std::string::npos;
@@ -40,17 +41,18 @@ bool contains_lowercase(std::string text, std::string_view needle) {
 
 } // namespace
 
-bool ran_out_of_gpu_memory(const EvalResult& result) {
-  if (result.status == Status::ok) {
-    return false;
-  }
+bool reads_as_gpu_out_of_memory(std::string_view text) {
   // torch.OutOfMemoryError ("CUDA out of memory. Tried to allocate ..."), the runtime's
   // cudaErrorMemoryAllocation ("out of memory"), cuBLAS's CUBLAS_STATUS_ALLOC_FAILED.
   constexpr std::array<std::string_view, 3> kWords = {"out of memory", "cudaerrormemoryallocation",
                                                       "cublas_status_alloc_failed"};
-  const std::string said = result.message + "\n" + result.log;
   return std::any_of(kWords.begin(), kWords.end(),
-                     [&](std::string_view word) { return contains_lowercase(said, word); });
+                     [&](std::string_view word) { return contains_lowercase(text, word); });
+}
+
+bool ran_out_of_gpu_memory(const EvalResult& result) {
+  return result.status != Status::ok &&
+         reads_as_gpu_out_of_memory(result.message + "\n" + result.log);
 }
 
 } // namespace kbench

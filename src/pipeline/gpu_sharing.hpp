@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kbench {
 
@@ -36,5 +37,7 @@ std::string gpu_sharing_note(const GpuSharing& sharing);
 // Whether a failed result reads as the GPU running out of memory (torch's and CUDA's words),
 // which beside other evaluations may be theirs: such an evaluation is run again alone.
 bool ran_out_of_gpu_memory(const EvalResult& result);
+// Whether `text` holds those words.
+bool reads_as_gpu_out_of_memory(std::string_view text);
 
 } // namespace kbench

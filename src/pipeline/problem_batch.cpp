@@ -2,6 +2,7 @@
 #include "pipeline/problem_batch.hpp"
 
 #include "core/source_files.hpp"
+#include "pipeline/gpu_sharing.hpp"
 #include "sandbox/transfer_files.hpp"
 #include "sched/gpu_lane.hpp"
 
@@ -32,8 +33,18 @@ ProblemCheckResult check_or_report(const EvalOptions& run, sched::GpuLane* lane,
   }
 }
 
-bool out_of_scratch_room(const ProblemCheckResult& result) {
-  return result.message.find(sandbox::kNoScratchRoom) != std::string::npos;
+// Out of the scratch disk's room, or of the GPU's memory: beside other checks, both may have
+// been taken by them.
+bool crowded_out(const ProblemCheckResult& result) {
+  if (result.message.find(sandbox::kNoScratchRoom) != std::string::npos ||
+      reads_as_gpu_out_of_memory(result.message)) {
+    return true;
+  }
+  return std::any_of(result.findings.begin(), result.findings.end(), [](const auto& finding) {
+    return finding.severity == "error" &&
+           (finding.message.find(sandbox::kNoScratchRoom) != std::string::npos ||
+            reads_as_gpu_out_of_memory(finding.message));
+  });
 }
 
 } // namespace
@@ -59,12 +70,12 @@ check_problems(const std::vector<EvalOptions>& runs, int jobs,
       std::clamp<std::size_t>(static_cast<std::size_t>(std::max(jobs, 1)), 1, runs.size());
   std::atomic<std::size_t> next{0};
   std::mutex report;
-  std::vector<std::size_t> again; // crowded out of the scratch disk: run alone at the end
+  std::vector<std::size_t> again; // crowded out: run alone at the end
   const auto work = [&]() {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
       results[i] = check_or_report(runs[i], lane_of(runs[i]), checker);
       std::lock_guard lock(report);
-      if (threads > 1 && out_of_scratch_room(results[i])) {
+      if (threads > 1 && crowded_out(results[i])) {
         again.push_back(i);
         continue;
       }

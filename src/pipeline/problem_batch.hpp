@@ -21,10 +21,10 @@ using ProblemChecker = std::function<ProblemCheckResult(const EvalOptions&, sche
 // Checks every one of `runs` and returns their results in order. on_done(i, result) is called
 // under one lock from the checking threads, as each check finishes, so the caller may print and
 // append to a file without a lock of its own. A check that throws is reported "not checked"
-// with kbench's error, and the others go on. A check refused its trial's files for want of
-// scratch room (sandbox::kNoScratchRoom) while others ran beside it is run again alone once the
-// others are done, and reported then: several problems of GiBs each fill a disk that holds any
-// one of them.
+// with kbench's error, and the others go on. A check that ran out of room while others ran
+// beside it (its trial's files refused for want of scratch disk, sandbox::kNoScratchRoom, or
+// its reference out of GPU memory) is run again alone once the others are done, and reported
+// then, once: several problems of GiBs each fill a disk or a GPU that holds any one of them.
 std::vector<ProblemCheckResult>
 check_problems(const std::vector<EvalOptions>& runs, int jobs,
                const std::function<void(std::size_t, const ProblemCheckResult&)>& on_done,
