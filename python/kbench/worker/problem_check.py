@@ -195,6 +195,15 @@ def _call_trial(session, record, seed, init_seed, forward_seed):
     return model, inputs, first, second, unseeded
 
 
+def _release_device_memory(device):
+    """Hands the trial's freed GPU memory back to the device. torch's caching allocator would
+    keep it reserved for this process until it exits, through the orchestrator's judging of
+    the outputs too; the other checks of a batch beside it need it (KernelBench's large level-1
+    problems hold 15-50 GiB each)."""
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
 def check(request):
     session = ReferenceSession(request)
     out_dir = Path(request["outputs_dir"])
@@ -205,6 +214,7 @@ def check(request):
         index, seed = int(trial["index"]), int(trial["seed"])
         forward_seed = int(trial["forward_seed"])
         record = {"index": index, "seed": seed, "ran": False, "input_shapes": None}
+        failed = False
         try:
             with lane.held("shared"):
                 model, inputs, first, second, unseeded = _call_trial(
@@ -219,6 +229,9 @@ def check(request):
             _report_trial(record)
             record["log"] = format_traceback(exc)
             trials.append(record)
+            failed = True
+        if failed:  # out of the except block: its traceback no longer holds the trial's tensors
+            _release_device_memory(session.device)
             continue
         # The copies back from the device are GPU work too.
         with _Phases(record).timed("outputs"), lane.held("shared"):
@@ -236,6 +249,7 @@ def check(request):
                 tensor_io.save_tensors(passthrough, out_dir / f"trial_{index}.inputs.safetensors")
         record.update(ran=True, outputs=tensor_io.describe(first))
         del model, inputs, first, second, unseeded, passthrough  # before the next trial's
+        _release_device_memory(session.device)
         _report_trial(record)
         trials.append(record)
     answer = {"ok": True, "trials": trials}
