@@ -146,9 +146,9 @@ void EvaluationService::build(const std::string& job_id) {
     }
     EvalOptions options = request_from_stored(job->request).run;
     options.compile_only = true;
-    const std::string built = fmt::format("{}\n{}\n{}", options.candidate.string(),
-                                          choose_device(options.device, options.gpu, 1).device,
-                                          options.backend);
+    const std::string built =
+        fmt::format("{}\n{}\n{}", options.candidate.string(),
+                    choose_device(options.device, options.gpu, 1).device, options.backend);
     {
       std::lock_guard lock(m_built_mutex);
       if (m_built.contains(built)) {

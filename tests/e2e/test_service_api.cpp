@@ -139,8 +139,8 @@ TEST_F(ServiceApi, SubmitPollResultRewardAndARepeatAnsweredFromTheStore) {
 
   // The same candidate under other options is evaluated again, and its build step is skipped:
   // the build this service made is in the compile cache.
-  const auto more = client.Post("/v1/evaluations", evaluation("", {{"trials", 3}}).dump(),
-                                "application/json");
+  const auto more =
+      client.Post("/v1/evaluations", evaluation("", {{"trials", 3}}).dump(), "application/json");
   const json third = wait_done(client, json::parse(more->body)["ids"][0]);
   EXPECT_EQ(third["cached"], false);
   EXPECT_EQ(third["result"]["status"], "ok") << third.dump(1).substr(0, 3000);

@@ -3,7 +3,6 @@
 // once. The stand-in checker fails a large problem's first run for want of room, as several
 // multi-GiB problems on one scratch filesystem or one GPU do, and passes it alone.
 #include "pipeline/problem_batch.hpp"
-
 #include "sandbox/transfer_files.hpp"
 
 #include <gtest/gtest.h>
