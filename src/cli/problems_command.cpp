@@ -222,15 +222,28 @@ Command register_problems_command(CLI::App& app) {
     std::cerr << fmt::format("kbench problems check: {} check(s), {} at a time\n", batch.size(),
                              std::min<std::size_t>(static_cast<std::size_t>(*jobs), batch.size()));
     CheckProgress progress(batch.size());
-    check_problems(batch, *jobs, [&](std::size_t b, const ProblemCheckResult& result) {
-      const std::size_t i = todo[b];
-      lines[i] = keys[i] ? check_line(result, *keys[i]) : to_json(result);
-      if (appended) {
-        // flushed: a killed batch keeps its lines, and --resume picks up from them
-        appended << lines[i]->dump() << "\n" << std::flush;
-      }
-      progress.finished(result);
-    });
+    check_problems(
+        batch, *jobs,
+        [&](std::size_t b, const ProblemCheckResult& result) {
+          const std::size_t i = todo[b];
+          lines[i] = keys[i] ? check_line(result, *keys[i]) : to_json(result);
+          if (appended) {
+            // flushed: a killed batch keeps its lines, and --resume picks up from them
+            appended << lines[i]->dump() << "\n" << std::flush;
+          }
+          progress.finished(result);
+        },
+        [&](std::size_t, const ProblemCheckResult& result) {
+          std::string why = result.message;
+          for (const auto& finding : result.findings) {
+            if (why.empty() && finding.severity == "error") {
+              why = finding.message;
+            }
+          }
+          std::cerr << fmt::format("kbench problems check: {} [{}] ran out of room beside the "
+                                   "other checks ({}): it runs again alone once they are done\n",
+                                   result.problem_path, result.variant, why.substr(0, 200));
+        });
     std::vector<ProblemCheckResult> results;
     for (const auto& line : lines) {
       results.push_back(result_from_line(*line));

@@ -49,10 +49,10 @@ bool crowded_out(const ProblemCheckResult& result) {
 
 } // namespace
 
-std::vector<ProblemCheckResult>
-check_problems(const std::vector<EvalOptions>& runs, int jobs,
-               const std::function<void(std::size_t, const ProblemCheckResult&)>& on_done,
-               const ProblemChecker& checker) {
+std::vector<ProblemCheckResult> check_problems(const std::vector<EvalOptions>& runs, int jobs,
+                                               const CheckReport& on_done,
+                                               const CheckReport& on_deferred,
+                                               const ProblemChecker& checker) {
   std::vector<ProblemCheckResult> results(runs.size());
   // One lane per GPU index; a cpu check takes none (its timing is the CPU's, shared with the
   // other checks' work in any case; docs/problems.md says so).
@@ -77,6 +77,9 @@ check_problems(const std::vector<EvalOptions>& runs, int jobs,
       std::lock_guard lock(report);
       if (threads > 1 && crowded_out(results[i])) {
         again.push_back(i);
+        if (on_deferred) {
+          on_deferred(i, results[i]);
+        }
         continue;
       }
       on_done(i, results[i]);

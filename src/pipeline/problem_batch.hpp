@@ -25,10 +25,12 @@ using ProblemChecker = std::function<ProblemCheckResult(const EvalOptions&, sche
 // beside it (its trial's files refused for want of scratch disk, sandbox::kNoScratchRoom, or
 // its reference out of GPU memory) is run again alone once the others are done, and reported
 // then, once: several problems of GiBs each fill a disk or a GPU that holds any one of them.
-std::vector<ProblemCheckResult>
-check_problems(const std::vector<EvalOptions>& runs, int jobs,
-               const std::function<void(std::size_t, const ProblemCheckResult&)>& on_done,
-               const ProblemChecker& checker = {});
+// on_deferred(i, result), under the same lock, says which check was set aside and why.
+using CheckReport = std::function<void(std::size_t, const ProblemCheckResult&)>;
+std::vector<ProblemCheckResult> check_problems(const std::vector<EvalOptions>& runs, int jobs,
+                                               const CheckReport& on_done,
+                                               const CheckReport& on_deferred = {},
+                                               const ProblemChecker& checker = {});
 
 // What decides a check's result: the problem's content, the variant, precision, kind of device,
 // trials, seed, tolerances and the kbench that ran it. None when the problem cannot be read

@@ -76,6 +76,7 @@ TEST(ProblemBatch, ChecksCrowdedOutOfDiskOrGpuMemoryRunAgainAloneAndAreReportedO
   CrowdedMachine disk;
   const auto runs = runs_named({"large-a", "small-b", "large-c", "small-d"});
   std::vector<std::size_t> reported;
+  std::set<std::size_t> deferred;
   std::vector<std::string> verdicts(runs.size());
   const auto results = check_problems(
       runs, 4,
@@ -83,7 +84,9 @@ TEST(ProblemBatch, ChecksCrowdedOutOfDiskOrGpuMemoryRunAgainAloneAndAreReportedO
         reported.push_back(i);
         verdicts[i] = r.verdict;
       },
+      [&](std::size_t i, const ProblemCheckResult&) { deferred.insert(i); },
       [&](const EvalOptions& run, sched::GpuLane* lane) { return disk(run, lane); });
+  EXPECT_EQ(deferred, (std::set<std::size_t>{0, 2})); // announced when set aside
   ASSERT_EQ(results.size(), 4U);
   for (const auto& r : results) {
     EXPECT_EQ(r.verdict, "pass") << r.problem_path << ": " << r.message;
@@ -100,7 +103,7 @@ TEST(ProblemBatch, ACheckAloneThatFindsTheDiskFullIsReportedAsItIs) {
   // With one job nothing is beside it: running it again would meet the same disk.
   int calls = 0;
   const auto results = check_problems(
-      runs_named({"large-a"}), 1, [](std::size_t, const ProblemCheckResult&) {},
+      runs_named({"large-a"}), 1, [](std::size_t, const ProblemCheckResult&) {}, {},
       [&](const EvalOptions& run, sched::GpuLane*) {
         ++calls;
         ProblemCheckResult r;
@@ -115,7 +118,7 @@ TEST(ProblemBatch, ACheckAloneThatFindsTheDiskFullIsReportedAsItIs) {
 
 TEST(ProblemBatch, ACheckThatThrowsIsNotCheckedAndTheOthersGoOn) {
   const auto results = check_problems(
-      runs_named({"a", "b"}), 2, [](std::size_t, const ProblemCheckResult&) {},
+      runs_named({"a", "b"}), 2, [](std::size_t, const ProblemCheckResult&) {}, {},
       [](const EvalOptions& run, sched::GpuLane*) -> ProblemCheckResult {
         if (run.problem == "a") {
           throw std::runtime_error("the worker's socket closed");
