@@ -54,10 +54,9 @@ def classify(probe: dict, check: dict | None, source: str, device: str) -> tuple
         msg = check.get("message", "")
         if any(m in msg for m in _KBENCH_MARKERS):
             return "fail", "kbench", msg
-        if "its filesystem has only" in msg:  # run_checks.py runs it again, alone
-            return "owed", "-", ("not checked: a trial's files did not fit the scratch "
-                                 f"filesystem beside other large checks; the GPU run checks it "
-                                 f"again alone ({msg})")
+        if "its filesystem has only" in msg:  # kbench reran it alone: still no room
+            return "needs", "machine", ("more scratch disk than the machine had free with the "
+                                        f"check alone; point TMPDIR at a larger filesystem ({msg})")
         if "timeout" in msg.lower() or "deadline" in msg.lower() or "timed out" in msg.lower():
             return "owed", "-", f"the check ran past --run-timeout on {device}: {msg}"
         if "GPU" in msg or "cuda" in msg.lower():

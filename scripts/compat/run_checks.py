@@ -60,17 +60,12 @@ def load_check(out_dir: Path, problem, device: str):
 LARGE_BYTES = 2**30
 
 
-# kbench's message when a trial's files do not fit the scratch filesystem
-# (src/sandbox/transfer_files.cpp): beside other large checks, whose files fill it too.
-NO_ROOM = "its filesystem has only"
-
-
 def _batch(kbench: str, problems, variant: str, out_dir: Path, args, jobs: int, deadline: float,
-           log, resume: bool = True) -> int:
+           log) -> int:
     command = [kbench, "problems", "check", *[str(p.path) for p in problems], "--device",
                args.device, "--gpu", str(args.gpu), "--variant", variant, "--trials",
                str(args.trials), "--run-timeout", str(args.run_timeout), "--jobs", str(jobs),
-               "--jsonl", str(jsonl_path(out_dir, args.device))] + (["--resume"] if resume else [])
+               "--jsonl", str(jsonl_path(out_dir, args.device)), "--resume"]
     print(f"checks [{variant}]: {len(problems)} in one batch, {jobs} at a time", file=log,
           flush=True)
     # Its own session, so that the budget's kill takes kbench and whatever shares its group; the
@@ -110,14 +105,3 @@ def run_checks(kbench: str, problems, probes: dict, out_dir: Path, args, log=sys
             batch = [p for p in todo if p.variant == variant and (size(p) > LARGE_BYTES) == large]
             if batch and time.monotonic() < deadline:
                 _batch(kbench, batch, variant, out_dir, args, jobs, deadline, log)
-    # A check whose trial found no room on the scratch filesystem beside the other large checks
-    # runs again alone (its newer report is the one read). Not --resume: the file holds its
-    # failed report.
-    crowded = [p for p in problems
-               if NO_ROOM in ((load_check(out_dir, p, args.device) or {}).get("message") or "")]
-    for variant in sorted({p.variant for p in crowded}):
-        batch = [p for p in crowded if p.variant == variant]
-        if time.monotonic() < deadline:
-            print(f"checks [{variant}]: {len(batch)} ran out of scratch room beside others; "
-                  "again, alone", file=log, flush=True)
-            _batch(kbench, batch, variant, out_dir, args, 1, deadline, log, resume=False)
