@@ -106,15 +106,16 @@ def main():
 def run_case(case, problem, args, url):
     candidate = CANDIDATES[args.device]
     timing = [] if args.timing else ["--no-timing"]
+    label = " ".join(["kbench eval", *timing])
     evaluate = [args.kbench, "eval", str(problem), str(candidate), "--device", args.device,
                 *timing, "--quiet", "--python", args.python]
     commands = {
         "bare Python: import torch, run the reference once": ([args.python, "-c", bare(problem)], None),
-        f"kbench eval {' '.join(timing)}, fork server (default)": (
+        f"{label}, fork server (default)": (
             evaluate, {**os.environ, "KBENCH_FORK_SERVER": "on"}),
-        f"kbench eval {' '.join(timing)}, KBENCH_FORK_SERVER=off": (
+        f"{label}, KBENCH_FORK_SERVER=off": (
             evaluate, {**os.environ, "KBENCH_FORK_SERVER": "off"}),
-        f"kbench eval {' '.join(timing)} --service (a warm kbench serve)": (
+        f"{label} --service (a warm kbench serve)": (
             [args.kbench, "eval", str(problem), str(candidate), "--device", args.device, *timing,
              "--service", url, "--trials", "TRIALS"], None),
     }
