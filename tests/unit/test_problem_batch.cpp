@@ -73,7 +73,7 @@ struct CrowdedMachine {
 };
 
 TEST(ProblemBatch, ChecksCrowdedOutOfDiskOrGpuMemoryRunAgainAloneAndAreReportedOnce) {
-  CrowdedMachine disk;
+  CrowdedMachine machine;
   const auto runs = runs_named({"large-a", "small-b", "large-c", "small-d"});
   std::vector<std::size_t> reported;
   std::set<std::size_t> deferred;
@@ -85,7 +85,7 @@ TEST(ProblemBatch, ChecksCrowdedOutOfDiskOrGpuMemoryRunAgainAloneAndAreReportedO
         verdicts[i] = r.verdict;
       },
       [&](std::size_t i, const ProblemCheckResult&) { deferred.insert(i); },
-      [&](const EvalOptions& run, sched::GpuLane* lane) { return disk(run, lane); });
+      [&](const EvalOptions& run, sched::GpuLane* lane) { return machine(run, lane); });
   EXPECT_EQ(deferred, (std::set<std::size_t>{0, 2})); // announced when set aside
   ASSERT_EQ(results.size(), 4U);
   for (const auto& r : results) {
@@ -96,7 +96,7 @@ TEST(ProblemBatch, ChecksCrowdedOutOfDiskOrGpuMemoryRunAgainAloneAndAreReportedO
   EXPECT_EQ(reported[2], 0U);
   EXPECT_EQ(reported[3], 2U);
   EXPECT_EQ(verdicts, std::vector<std::string>(4, "pass"));
-  EXPECT_EQ(disk.most_beside_rerun.load(), 0) << "a rerun ran beside another check";
+  EXPECT_EQ(machine.most_beside_rerun.load(), 0) << "a rerun ran beside another check";
 }
 
 TEST(ProblemBatch, ACheckAloneThatFindsTheDiskFullIsReportedAsItIs) {
