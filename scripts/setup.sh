@@ -21,7 +21,8 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 #    scripts/gpu-deps.sh prepares that folder here, to be carried). cpp-httplib and pkg-config
 #    are wanted, not needed: without them `kbench serve` is not built. Chromium is wanted for
 #    the dashboard's browser tests and bench/web (they skip, saying so, without it); hiredis for
-#    the Redis work queue (`kbench worker`, `suite --queue`), and redis-server for its tests.
+#    the Redis work queue (`kbench worker`, `suite --queue`), and redis-server for its tests;
+#    gdb so that a test whose background service does not stop prints that service's stacks.
 declare -A needs=(
   [cmake]=cmake [g++]=g++ [make]=make
   [/usr/include/gtest/gtest.h]=libgtest-dev
@@ -37,6 +38,7 @@ declare -A wants=(
   [chromium]=chromium
   [/usr/include/hiredis/hiredis.h]=libhiredis-dev
   [redis-server]=redis-server
+  [gdb]=gdb
 )
 deps_dir=${KBENCH_DEPS_DIR:-}
 present() {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <pthread.h>
@@ -171,8 +172,15 @@ Command register_serve_command(CLI::App& app) {
         int taken = 0;
         sigwait(&stop_signals, &taken);
         std::cerr << "kbench serve: " << (taken == SIGINT ? "SIGINT" : "SIGTERM")
-                  << ": finishing the evaluations in progress; queued ones stay in the store\n";
+                  << ": finishing the evaluations in progress (" << evaluations.in_progress()
+                  << "); queued ones stay in the store; a second signal ends it now\n";
         api.stop();
+        sigwait(&stop_signals, &taken);
+        // Whatever was building or running is taken up again at the next start, as after a
+        // crash (the store marks it so).
+        std::cerr << "kbench serve: " << (taken == SIGINT ? "SIGINT" : "SIGTERM")
+                  << " again: ending now; the next start evaluates again what was in progress\n";
+        std::_Exit(128 + taken);
       });
       signals.detach();
       std::cout << fmt::format("kbench serve: listening on http://{}:{} (store {}, {}{})",

@@ -9,6 +9,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -77,6 +78,24 @@ void EvaluationService::stop() {
   if (m_scheduler) {
     m_scheduler->stop();
   }
+}
+
+std::string EvaluationService::in_progress() const {
+  const auto now = m_scheduler->snapshot();
+  std::vector<std::string> running;
+  for (const auto& lane : now.lanes) {
+    if (!lane.job.empty()) {
+      running.push_back(lane.job);
+    }
+  }
+  if (running.empty() && now.building == 0) {
+    return "nothing";
+  }
+  std::string out = running.empty() ? "" : fmt::format("running {}", fmt::join(running, ", "));
+  if (now.building > 0) {
+    out += fmt::format("{}{} building", out.empty() ? "" : "; ", now.building);
+  }
+  return out;
 }
 
 void EvaluationService::wait_idle() {

@@ -61,6 +61,8 @@ public:
   // Waits for the evaluations in progress and starts no more; queued jobs stay queued in the
   // store for the next start.
   void stop();
+  // What stop() waits for, in words: the jobs running and how many build ("nothing" when idle).
+  std::string in_progress() const;
   // For tests: returns once nothing is queued, built or run.
   void wait_idle();
 

@@ -2,13 +2,16 @@
 
 #include "sched/device_probe.hpp"
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace kbench::testing {
@@ -37,7 +40,8 @@ std::string repo_path(const std::string& relative) {
   return (fs::path(KBENCH_SOURCE_DIR) / relative).string();
 }
 
-BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv)
+    : m_argv0(argv.empty() ? std::string() : argv.front()) {
   int out[2];
   if (pipe(out) != 0) {
     throw std::runtime_error("pipe");
@@ -74,9 +78,80 @@ int BackgroundProcess::stop(int signal) {
   }
   kill(m_pid, signal);
   int status = 0;
-  waitpid(m_pid, &status, 0);
+  // A program that does not end within the deadline fails the test with what it was doing,
+  // rather than holding the whole suite until CTest's timeout.
+  const auto deadline = std::chrono::steady_clock::now() + m_stop_deadline;
+  while (waitpid(m_pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "process " << m_pid << " (" << m_argv0 << ") did not end within "
+                    << m_stop_deadline.count() << " s of signal " << signal
+                    << "; what it was doing:\n"
+                    << describe_stuck_process(m_pid);
+      kill(m_pid, SIGKILL);
+      waitpid(m_pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   m_pid = -1;
   return status;
+}
+
+void BackgroundProcess::send(int signal) const {
+  if (m_pid > 0) {
+    kill(m_pid, signal);
+  }
+}
+
+std::optional<int> BackgroundProcess::ended_within(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (m_pid > 0) {
+    if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      m_pid = -1;
+      return status;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+std::string describe_stuck_process(int pid) {
+  std::ostringstream out;
+  const fs::path tasks = fs::path("/proc") / std::to_string(pid) / "task";
+  std::error_code error;
+  for (const auto& task : fs::directory_iterator(tasks, error)) {
+    const auto first_line = [&](const char* name) {
+      std::string line;
+      std::ifstream in(task.path() / name);
+      std::getline(in, line);
+      return line;
+    };
+    out << "thread " << task.path().filename().string() << " (" << first_line("comm")
+        << "): waits in " << first_line("wchan") << "\n";
+    const std::string stack = slurp(task.path() / "stack");
+    if (!stack.empty()) {
+      out << stack;
+    }
+  }
+  // The threads' own stacks, where gdb is there to read them (scripts/setup.sh installs it).
+  const std::string gdb = "timeout 60 gdb -p " + std::to_string(pid) +
+                          " -batch -ex 'thread apply all bt 30' 2>&1 | grep -E '^(Thread|#)'";
+  const std::string children = "ps -o pid,stat,wchan:24,etime,args --ppid " + std::to_string(pid);
+  for (const auto& command : {gdb, children}) {
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      std::array<char, 4096> buffer{};
+      std::size_t n = 0;
+      while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+        out.write(buffer.data(), static_cast<std::streamsize>(n));
+      }
+      pclose(pipe);
+    }
+  }
+  return out.str();
 }
 
 bool have_gpu() {

@@ -2,6 +2,8 @@
 // Runs the real `kbench` binary the way a user does and reads back what it printed and wrote.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,27 @@ public:
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
   ~BackgroundProcess();
   const std::string& first_line() const { return m_first_line; }
-  // Sends `signal` and waits; returns the wait status (-1 when already stopped).
+  int pid() const { return m_pid; }
+  // Sends `signal` and waits up to kStopDeadline; returns the wait status (-1 when already
+  // stopped). A program still there then fails the test with its threads' stacks, and is killed.
   int stop(int signal);
+  static constexpr std::chrono::seconds kStopDeadline{120};
+  void set_stop_deadline(std::chrono::seconds deadline) { m_stop_deadline = deadline; }
+  // Sends `signal` without waiting.
+  void send(int signal) const;
+  // The wait status if the program ended within `limit`; empty while it runs on.
+  std::optional<int> ended_within(std::chrono::milliseconds limit);
 
 private:
   int m_pid = -1;
+  std::string m_argv0;
+  std::chrono::seconds m_stop_deadline = kStopDeadline;
   std::string m_first_line;
 };
+// What a process that does not end is doing: each thread's wait channel and kernel stack, the
+// user stacks where gdb is installed, and its children.
+std::string describe_stuck_process(int pid);
+
 bool have_gpu();
 
 } // namespace kbench::testing

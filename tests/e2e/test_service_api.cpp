@@ -1,6 +1,7 @@
 // Covers `kbench serve` (src/service/, docs/service.md) over loopback, on the CPU device: submit,
 // poll and result; a repeated request answered from the store; cancel; bad requests (each 4xx
-// names the field); the token rule; a restart with queued work; 200 requests from 8 client
+// names the field); the token rule; a restart with queued work; a second signal ending it at
+// once, its running evaluation done at the next start; 200 requests from 8 client
 // threads, none lost and none evaluated twice. The service is the real binary, started by the
 // tests themselves on a free port.
 #include "kbench_runner.hpp"
@@ -45,6 +46,7 @@ public:
     m_port = std::stoi(m_process.first_line().substr(at + 17));
   }
   int stop_now(int signal) { return m_process.stop(signal); }
+  BackgroundProcess& process() { return m_process; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
   httplib::Client client(const std::string& token = "") const {
     httplib::Client c("127.0.0.1", m_port);
@@ -274,9 +276,12 @@ TEST_F(ServiceApi, ARestartedServiceFinishesTheWorkItAccepted) {
     }
     const auto posted = client.Post("/v1/evaluations", batch.dump(), "application/json");
     ASSERT_EQ(posted->status, 202);
-    for (const auto& id : json::parse(posted->body)["ids"]) {
+    // Parsed into a variable: a range over a member of the temporary would dangle.
+    const json accepted = json::parse(posted->body);
+    for (const auto& id : accepted["ids"]) {
       ids.push_back(id);
     }
+    ASSERT_EQ(ids.size(), 4u) << posted->body;
     std::this_thread::sleep_for(300ms);
     service.stop_now(SIGKILL); // mid-work: whatever was building or running is lost
   }
@@ -291,6 +296,40 @@ TEST_F(ServiceApi, ARestartedServiceFinishesTheWorkItAccepted) {
   for (const auto& id : ids) {
     EXPECT_EQ(wait_done(client, id)["state"], "done") << id;
   }
+}
+
+TEST_F(ServiceApi, ASecondSignalEndsTheServiceAtOnceAndTheNextStartEvaluatesWhatWasRunning) {
+  std::string id;
+  {
+    Service service(db(), allow());
+    auto client = service.client();
+    // Timed: long enough (seconds) to be running when the signals come.
+    const auto posted = client.Post(
+        "/v1/evaluations", evaluation("second-signal", {{"timing", true}}).dump(), "application/json");
+    ASSERT_EQ(posted->status, 202);
+    id = json::parse(posted->body)["ids"][0];
+    const auto end = std::chrono::steady_clock::now() + 120s;
+    while (json::parse(client.Get("/v1/evaluations/" + id)->body)["state"] != "running") {
+      ASSERT_LT(std::chrono::steady_clock::now(), end) << "the evaluation never started";
+      std::this_thread::sleep_for(50ms);
+    }
+    service.process().send(SIGTERM);
+    EXPECT_FALSE(service.process().ended_within(300ms))
+        << "the first signal lets the evaluation in progress finish";
+    service.process().send(SIGTERM);
+    const auto status = service.process().ended_within(10s);
+    ASSERT_TRUE(status) << "the second signal did not end the service";
+    ASSERT_TRUE(WIFEXITED(*status));
+    EXPECT_EQ(WEXITSTATUS(*status), 128 + SIGTERM);
+  }
+  {
+    store::Store left(db(), false);
+    store::JobQueue jobs(left);
+    EXPECT_EQ(jobs.get(id)->state, "running") << "the store still says where it was";
+  }
+  Service service(db(), allow());
+  auto client = service.client();
+  EXPECT_EQ(wait_done(client, id)["state"], "done");
 }
 
 TEST_F(ServiceApi, TwoHundredRequestsFromEightClientsNoneLostNoneEvaluatedTwice) {
