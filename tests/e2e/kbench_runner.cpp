@@ -2,12 +2,13 @@
 
 #include "sched/device_probe.hpp"
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>

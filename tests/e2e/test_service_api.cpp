@@ -304,8 +304,9 @@ TEST_F(ServiceApi, ASecondSignalEndsTheServiceAtOnceAndTheNextStartEvaluatesWhat
     Service service(db(), allow());
     auto client = service.client();
     // Timed: long enough (seconds) to be running when the signals come.
-    const auto posted = client.Post(
-        "/v1/evaluations", evaluation("second-signal", {{"timing", true}}).dump(), "application/json");
+    const auto posted =
+        client.Post("/v1/evaluations", evaluation("second-signal", {{"timing", true}}).dump(),
+                    "application/json");
     ASSERT_EQ(posted->status, 202);
     id = json::parse(posted->body)["ids"][0];
     const auto end = std::chrono::steady_clock::now() + 120s;
