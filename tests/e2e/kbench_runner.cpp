@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -77,23 +78,18 @@ int BackgroundProcess::stop(int signal) {
   if (m_pid <= 0) {
     return -1;
   }
-  kill(m_pid, signal);
-  int status = 0;
+  send(signal);
   // A program that does not end within the deadline fails the test with what it was doing,
   // rather than holding the whole suite until CTest's timeout.
-  const auto deadline = std::chrono::steady_clock::now() + m_stop_deadline;
-  while (waitpid(m_pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ADD_FAILURE() << "process " << m_pid << " (" << m_argv0 << ") did not end within "
-                    << m_stop_deadline.count() << " s of signal " << signal
-                    << "; what it was doing:\n"
-                    << describe_stuck_process(m_pid);
-      kill(m_pid, SIGKILL);
-      waitpid(m_pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (const auto status = ended_within(m_stop_deadline)) {
+    return *status;
   }
+  ADD_FAILURE() << "process " << m_pid << " (" << m_argv0 << ") did not end within "
+                << m_stop_deadline.count() << " s of signal " << signal << "; what it was doing:\n"
+                << describe_stuck_process(m_pid);
+  kill(m_pid, SIGKILL);
+  int status = 0;
+  waitpid(m_pid, &status, 0);
   m_pid = -1;
   return status;
 }
@@ -108,7 +104,8 @@ std::optional<int> BackgroundProcess::ended_within(std::chrono::milliseconds lim
   const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
   while (m_pid > 0) {
-    if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
+    const pid_t got = waitpid(m_pid, &status, WNOHANG);
+    if (got == m_pid || (got < 0 && errno == ECHILD)) { // ECHILD: reaped already
       m_pid = -1;
       return status;
     }
