@@ -45,7 +45,6 @@ public:
     }
     m_port = std::stoi(m_process.first_line().substr(at + 17));
   }
-  int stop_now(int signal) { return m_process.stop(signal); }
   BackgroundProcess& process() { return m_process; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
   httplib::Client client(const std::string& token = "") const {
@@ -185,7 +184,7 @@ TEST_F(ServiceApi, KbenchEvalWithServiceIsEvaluatedThereAndPrintedHere) {
   EXPECT_EQ(refused.exit_code, 64);
   EXPECT_NE(refused.stderr_text.find("problem.source"), std::string::npos) << refused.stderr_text;
   // Nothing listening.
-  service.stop_now(SIGTERM);
+  service.process().stop(SIGTERM);
   const auto gone = run_kbench(with({"--service", service.url()}), false);
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_NE(gone.stderr_text.find("start it with `kbench serve`"), std::string::npos)
@@ -283,7 +282,7 @@ TEST_F(ServiceApi, ARestartedServiceFinishesTheWorkItAccepted) {
     }
     ASSERT_EQ(ids.size(), 4u) << posted->body;
     std::this_thread::sleep_for(300ms);
-    service.stop_now(SIGKILL); // mid-work: whatever was building or running is lost
+    service.process().stop(SIGKILL); // mid-work: whatever was building or running is lost
   }
   {
     store::Store left(db(), false);
@@ -370,7 +369,7 @@ TEST_F(ServiceApi, TwoHundredRequestsFromEightClientsNoneLostNoneEvaluatedTwice)
     EXPECT_EQ(evaluations.size(), 1u)
         << "candidate " << which << " was evaluated " << evaluations.size() << " times";
   }
-  service.stop_now(SIGTERM);
+  service.process().stop(SIGTERM);
   store::Store stored(db(), false);
   EXPECT_EQ(stored.count_evaluations({}), static_cast<std::size_t>(kDistinct));
 }
