@@ -18,15 +18,22 @@ headers it drops declare other names). What happened is written beside the objec
 (`OBJECT.kbench-header`), for the compile answer. Every other command (the device link) and
 every unit that does not qualify goes to nvcc unchanged.
 
+Every `-c` of a `.cu` goes through nvcc_steps.py beside this file, which runs nvcc's host and
+device front ends side by side; its note joins the header's in `OBJECT.kbench-header`.
+
 As `$nvcc` it runs inside the sandboxed compile worker, with the standard library only.
-KBENCH_CUDA_HEADER=off turns the swap off.
+KBENCH_CUDA_HEADER=off turns the swap off (KBENCH_NVCC_STEPS=off the side-by-side steps).
 """
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+# Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
+# which the workers read and cannot write.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nvcc_steps  # noqa: E402
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
 # Names that only torch/extension.h brings (torch/all.h beyond torch/types.h, and pybind11):
@@ -86,18 +93,28 @@ def _first_error(output):
     return output.strip().splitlines()[-1][:300] if output.strip() else "no output"
 
 
+def _compile(nvcc, args, target, note):
+    """Builds through nvcc_steps, records `note` (and how the steps ran) for the unit, passes
+    nvcc's output on and returns its exit code."""
+    returncode, output, steps = nvcc_steps.compile_unit(nvcc, args)
+    sys.stdout.write(output)
+    _record(target, note + (f"; {steps}" if steps and returncode == 0 else ""))
+    return returncode
+
+
 def main(argv):
     nvcc, args = argv[1], argv[2:]
     planned = plan(args)
-    if planned is None or os.environ.get("KBENCH_CUDA_HEADER", "on") == "off":
+    if planned is None:
         os.execv(nvcc, [nvcc, *args])
     source, target = planned
+    if os.environ.get("KBENCH_CUDA_HEADER", "on") == "off":
+        return _compile(nvcc, args, target, "as written: KBENCH_CUDA_HEADER=off")
     text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
     light = light_text(text)
     if light is None:
-        _record(target, "as written: " + ("it names what only torch/extension.h declares"
-                                          if _INCLUDE.search(text) else "no torch/extension.h"))
-        os.execv(nvcc, [nvcc, *args])
+        return _compile(nvcc, args, target, "as written: " + (
+            "it names what only torch/extension.h declares" if _INCLUDE.search(text) else "no torch/extension.h"))
     copy = Path(target).parent / "kbench-light" / Path(source).name
     copy.parent.mkdir(exist_ok=True)
     copy.write_text(light, encoding="utf-8", errors="surrogateescape")
@@ -110,13 +127,13 @@ def main(argv):
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else,
     # so SOURCE's folder first among the -I folders finds what it found.
     swapped = ["-I", str(Path(source).parent), *args[:at], str(copy), *args[at + 1:]]
-    tried = subprocess.run([nvcc, *swapped], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if tried.returncode == 0:
-        sys.stdout.write(tried.stdout)
-        _record(target, SWAPPED)
+    returncode, output, steps = nvcc_steps.compile_unit(nvcc, swapped)
+    if returncode == 0:
+        sys.stdout.write(output)
+        _record(target, SWAPPED + (f"; {steps}" if steps else ""))
         return 0
-    _record(target, "as written: with torch/types.h it did not compile (" + _first_error(tried.stdout) + ")")
-    os.execv(nvcc, [nvcc, *args])
+    return _compile(nvcc, args, target,
+                    "as written: with torch/types.h it did not compile (" + _first_error(output) + ")")
 
 
 if __name__ == "__main__":
