@@ -24,6 +24,7 @@ Standard library only: it runs as torch's `$nvcc` inside the sandboxed workers
 
 import hashlib
 import os
+import sys
 import random
 import re
 import shlex
@@ -34,6 +35,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import host_pch  # noqa: E402  (beside this file: run as a script, light_nvcc.py has no package)
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Options that change what nvcc runs or writes beside the object: such a build runs as it is.
@@ -63,6 +67,8 @@ class Plan:
     compile: Step        # the host compiler on cudafe++'s output
     module_id: Path
     source_name: str
+    marker_name: str     # the source's name in cudafe++'s line markers
+    args: list           # nvcc's arguments, for the host header's conditions
     dependencies: dict = field(default_factory=dict)  # mode, file, target; empty: none asked
 
 
@@ -180,6 +186,8 @@ def plan(nvcc, args, tmpdir):
     return Plan(environment=_environment(assignments), host=[Step(commands[i]) for i in host],
                 device=[Step(commands[i]) for i in device], compile=Step(commands[-1]),
                 module_id=Path(module_id), source_name=os.path.basename(source),
+                marker_name=_value_after(parsed[front], "--orig_src_file_name") or os.path.basename(source),
+                args=list(args),
                 dependencies=dict(deps, target=deps.get("target", obj)) if deps else {})
 
 
@@ -202,7 +210,9 @@ def write_module_id(plan_, source):
     seed = f"{os.path.realpath(source)}\0{time.time_ns()}\0{os.getpid()}\0{random.random()}"
     digest = hashlib.sha256(seed.encode()).hexdigest()
     name = re.sub(r"[^A-Za-z0-9]", "_", plan_.source_name)
-    plan_.module_id.write_text(f"_{digest[:8]}_{len(plan_.source_name)}_{name}_{digest[8:16]}")
+    module_id = f"_{digest[:8]}_{len(plan_.source_name)}_{name}_{digest[8:16]}"
+    plan_.module_id.write_text(module_id)
+    return module_id
 
 
 class _Chain(threading.Thread):
@@ -277,7 +287,7 @@ def _merge_dependencies(plan_, tmpdir):
 
 
 def run_plan(plan_, source, tmpdir):
-    write_module_id(plan_, source)
+    module_id = write_module_id(plan_, source)
     failures = []
     host = _Chain(plan_.environment, plan_.host, failures)
     device = _Chain(plan_.environment, plan_.device, failures)
@@ -296,8 +306,16 @@ def run_plan(plan_, source, tmpdir):
         done = [s for s in plan_.host + plan_.device if s.seconds and (s.returncode == 0 or s is failed)]
         return Outcome(failed.returncode if failed.returncode > 0 else 1, done, "")
     ran = plan_.host + plan_.device
-    final = _Chain(plan_.environment, [plan_.compile], failures)
-    final.run()
+    header, undo = host_pch.use_or_request(_tokens(plan_.compile.command), module_id, plan_.marker_name,
+                                           os.environ.get("KBENCH_HOST_PCH_DIR", ""), plan_.args,
+                                           plan_.environment.get("PATH"))
+    _Chain(plan_.environment, [plan_.compile], failures).run()
+    if failures and header:
+        # Built against the header it failed: what cudafe++ wrote is compiled as it is.
+        undo()
+        failures.clear()
+        header = ""
+        _Chain(plan_.environment, [plan_.compile], failures).run()
     ran.append(plan_.compile)
     if failures:
         return Outcome(failures[0].returncode if failures[0].returncode > 0 else 1, ran, "")
@@ -306,7 +324,7 @@ def run_plan(plan_, source, tmpdir):
     host_s = sum(s.seconds for s in plan_.host)
     device_s = sum(s.seconds for s in plan_.device)
     summary = (f"nvcc's front ends side by side (host {host_s:.1f} s, device {device_s:.1f} s, "
-               f"then the host compile {plan_.compile.seconds:.1f} s)")
+               f"then the host compile {plan_.compile.seconds:.1f} s" + (f", {header})" if header else ")"))
     return Outcome(0, ran, summary)
 
 

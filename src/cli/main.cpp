@@ -1,6 +1,7 @@
 // kbench: evaluates GPU kernels written by LLM agents against PyTorch reference programs.
 // This file only wires the subcommands; each lives in its own file under src/cli/.
 #include "cli/commands.hpp"
+#include "sched/background_helpers.hpp"
 
 #include <csignal>
 #include <iostream>
@@ -36,7 +37,11 @@ int main(int argc, char** argv) {
   }
   for (const auto& command : commands) {
     if (command.app->parsed()) {
-      return command.run();
+      const int code = command.run();
+      // What the command left to be built in the background (the host compile's headers)
+      // finishes before kbench exits, so no helper outlives it.
+      kbench::sched::wait_for_background_helpers();
+      return code;
     }
   }
   std::cerr << app.help();

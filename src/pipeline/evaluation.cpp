@@ -286,6 +286,10 @@ private:
         pch && offer_pch(launch, role, *pch) && role == WorkerRole::compile) {
       m_pch_dir = pch;
     }
+    if (const auto host = host_pch_root(m_options.cache_dir);
+        host && offer_host_pch(launch, role, *host) && role == WorkerRole::compile) {
+      m_host_pch_dir = host;
+    }
     m_reference_side.confine(launch, role);
     must_read_sources(launch, m_result.problem_path, m_result.candidate_path);
     // CPU time over all the worker's threads: twice every deadline it may meet, on every core.
@@ -318,7 +322,7 @@ private:
 
   CompileOutcome compile_candidate(sandbox::WorkerClient& worker) {
     return compile_with_pch(worker, m_pch_dir, m_options.python, m_result.candidate_path,
-                            extensions_base(), m_options.compile_timeout);
+                            extensions_base(), m_options.compile_timeout, m_host_pch_dir);
   }
 
   nlohmann::json reference_request(int rank, const nlohmann::json& trials,
@@ -498,6 +502,7 @@ private:
   std::string m_candidate_source;
   std::optional<OwnKernelShareRule> m_own_kernel_share; // the rule set's, from the static check
   std::optional<fs::path> m_pch_dir; // KBENCH_PCH_DIR of the compile worker, when it has one
+  std::optional<fs::path> m_host_pch_dir; // its KBENCH_HOST_PCH_DIR, likewise
   DeviceChoice m_choice;
   // Declared before m_workers, so that the workers are gone before it removes the directory even
   // where run() did not order them.

@@ -36,12 +36,30 @@ std::string prepare_pch(const std::filesystem::path& root, const std::filesystem
 // settings) holds a built library already: then the compile request loads it, builds nothing.
 bool has_built_library(const std::filesystem::path& extensions_base);
 
+// kbench's precompiled headers for nvcc's host compile (python/kbench/host_pch.py): on by default,
+// <cache_dir>/host-pch; nullopt under KBENCH_HOST_PCH=off. Any other value than unset, `on` or
+// `off` throws std::invalid_argument naming the choices.
+std::optional<std::filesystem::path> host_pch_root(const std::filesystem::path& cache_dir);
+
+// Points a compile or candidate worker at `root` (KBENCH_HOST_PCH_DIR) when that is safe for it
+// (pch_safe_for_worker), making `root` first; returns whether it did.
+bool offer_host_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root);
+
+// Builds, in the background (sched/background_helpers.hpp), the entries the compile worker asked
+// for under `extensions_base`: `python -m kbench.host_pch build`, outside every worker, checks
+// each request before it builds. Nothing when there is no request.
+void build_host_pch_requests(const std::filesystem::path& root, const std::filesystem::path& python,
+                             const std::filesystem::path& extensions_base);
+
 // The compile request (worker_phase.hpp's compile_candidate), after prepare_pch when the compile
 // worker was offered `pch_dir` and the build is not cached: the preparation counts in
-// compile.seconds, and a header that could not be prepared is said in compile.pch.
+// compile.seconds, and a header that could not be prepared is said in compile.pch. Then, when
+// the worker was offered `host_pch_dir` and built, the host headers it asked for
+// (build_host_pch_requests).
 CompileOutcome
 compile_with_pch(sandbox::WorkerClient& worker, const std::optional<std::filesystem::path>& pch_dir,
                  const std::filesystem::path& python, const std::string& candidate_path,
-                 const std::filesystem::path& extensions_base, std::chrono::seconds timeout);
+                 const std::filesystem::path& extensions_base, std::chrono::seconds timeout,
+                 const std::optional<std::filesystem::path>& host_pch_dir = std::nullopt);
 
 } // namespace kbench

@@ -244,7 +244,11 @@ const std::vector<std::string>& per_job_variables() {
                                                  "CUDA_VISIBLE_DEVICES",
                                                  "TORCH_CUDA_ARCH_LIST",
                                                  "TRITON_CACHE_DIR",
-                                                 "TORCHINDUCTOR_CACHE_DIR"};
+                                                 "TORCHINDUCTOR_CACHE_DIR",
+                                                 // offered to the compile and candidate workers
+                                                 // only: read by kbench's build wrappers
+                                                 "KBENCH_PCH_DIR",
+                                                 "KBENCH_HOST_PCH_DIR"};
   return names;
 }
 
