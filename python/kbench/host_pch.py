@@ -111,6 +111,25 @@ def compile_parts(tokens):
     return tokens[0], flags, unit
 
 
+def without_own_folder(flags, folder):
+    """`flags` less the include of the extension's own folder, which light_nvcc.py puts first so
+    that quoted includes resolve beside the source: cudafe++'s output has none left in its
+    headers' part but CUDA's `crt/host_runtime.h`, which the entry finds where nvcc's own flags
+    say (a folder the worker writes is no place for a shared header to come from)."""
+    own = os.path.realpath(folder)
+    out, i = [], 0
+    while i < len(flags):
+        if flags[i] == "-I" and i + 1 < len(flags) and os.path.realpath(flags[i + 1]) == own:
+            i += 2
+            continue
+        if flags[i].startswith("-I") and len(flags[i]) > 2 and os.path.realpath(flags[i][2:]) == own:
+            i += 1
+            continue
+        out.append(flags[i])
+        i += 1
+    return out
+
+
 def flags_problem(flags):
     """Why kbench would not run its compiler with these flags, or ""."""
     i = 0
@@ -192,6 +211,7 @@ def use_or_request(tokens, module_id, source_name, root, args, search_path):
                              "-rdc") for a in args) or not _one_cuda_unit(os.getcwd()):
         return nothing
     compiler, flags, unit = compile_parts(tokens)
+    flags = without_own_folder(flags, os.getcwd())
     resolved = shutil.which(compiler, path=search_path)
     if unit is None or resolved is None:
         return nothing

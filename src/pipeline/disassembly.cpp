@@ -2,6 +2,7 @@
 
 #include "core/source_files.hpp"
 #include "pipeline/environment.hpp"
+#include "pipeline/header_cache.hpp"
 #include "pipeline/worker_phase.hpp"
 #include "pipeline/worker_requests.hpp"
 #include "sched/device_probe.hpp"
@@ -103,12 +104,17 @@ PhaseOutcome build(const DisassembleOptions& options, const SourceFile& source,
       worker_launch_for(WorkerRole::compile, choice, 0, scratch / "compile", scratch / "tmp",
                         options.python, 64 * 1024, scratch.path(), extensions);
   launch.limits.cpu_seconds = cpu_seconds_limit(options.compile_timeout);
+  const auto host_pch = host_pch_root(options.cache_dir);
+  const bool offered = host_pch && offer_host_pch(launch, WorkerRole::compile, *host_pch);
   must_read_sources(launch, {}, source.path);
   auto worker = launch_worker(launch);
   const PhaseOutcome built =
       run_phase(*worker, requests::compile(source.path, extensions), options.compile_timeout,
                 WorkerRole::compile, "importing and building the candidate", source.path.string());
   worker->shutdown();
+  if (offered && built.ok) {
+    build_host_pch_requests(*host_pch, options.python, extensions);
+  }
   return built;
 }
 
