@@ -1,14 +1,19 @@
 """Cold load_inline build of a candidate as torch builds it (`stock`), with kbench's CUDA unit
-against torch/types.h (`light`, python/kbench/light_nvcc.py), and with that and kbench's
-precompiled torch/extension.h for the binding unit (`light+pch`).
+against torch/types.h and nvcc's front ends side by side (`light`, python/kbench/light_nvcc.py
+and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s headers part for
+nvcc's host compile (`light+host`, python/kbench/host_pch.py), and with kbench's precompiled
+torch/extension.h for the binding unit as well (`light+host+pch`; `light+pch` without the host
+header).
 
 Each build runs the candidate file in a fresh interpreter with a fresh TORCH_EXTENSIONS_DIR
 (nothing cached but the precompiled header itself, which is built first, once, and timed on its
-own), then prints ninja's log: each translation unit's start and end in ms. The candidate's
+own), then prints ninja's log: each translation unit's start and end in ms. The host header is
+made first, once, by a build of the same candidate in a folder of its own and kbench's builder
+(timed on its own): any candidate with the same includes and flags uses the same header. The candidate's
 module code runs (its load_inline call builds); a CUDA extension builds on a machine without a
 GPU too, its import just fails afterwards, which is reported and not an error here.
 
-    python bench/cold_build/run.py examples/cuda/level1_relu.py [--modes stock,light,light+pch]
+    python bench/cold_build/run.py examples/cuda/level1_relu.py [--modes stock,light,light+host,light+host+pch]
                                    [--pch-root DIR] [--runs 1]
 
 Each run builds every mode once, in the order given; the ratios are to `stock` in the same run.
@@ -56,15 +61,22 @@ def ninja_log(extensions):
     return "\n".join(lines)
 
 
-def build(candidate, mode, pch_root):
-    """Wall seconds of one cold build of `candidate` in `mode`."""
+def build(candidate, mode, pch_root, host_root=None, keep=None):
+    """Wall seconds of one cold build of `candidate` in `mode` (`keep`: build there, and keep
+    it, rather than in a fresh temporary folder)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "PYTORCH_NVCC"):
+    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR"):
         env.pop(name, None)
     if "pch" in mode:
         env["KBENCH_PCH_DIR"] = str(pch_root)
     if "light" in mode:
         env["KBENCH_BENCH_LIGHT"] = "1"
+    if "host" in mode:
+        env["KBENCH_HOST_PCH_DIR"] = str(host_root)
+    if keep is not None:
+        env["TORCH_EXTENSIONS_DIR"] = str(keep)
+        subprocess.run([sys.executable, "-c", RUNNER, str(candidate)], env=env, capture_output=True, text=True)
+        return None
     with tempfile.TemporaryDirectory(prefix="kbench-cold-build-") as extensions:
         env["TORCH_EXTENSIONS_DIR"] = extensions
         start = time.perf_counter()
@@ -80,15 +92,16 @@ def build(candidate, mode, pch_root):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("candidate", type=Path)
-    parser.add_argument("--modes", default="stock,light,light+pch",
-                        help="comma-separated, from stock, light, pch, light+pch (default: all but pch)")
+    parser.add_argument("--modes", default="stock,light,light+host,light+host+pch",
+                        help="comma-separated, from stock, light, pch, light+pch, light+host, light+host+pch")
     parser.add_argument("--pch-root", type=Path, help="kbench's PCH cache (default: a fresh one)")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
     modes = args.modes.split(",")
-    unknown = sorted(set(modes) - {"stock", "light", "pch", "light+pch"})
+    known = {"stock", "light", "pch", "light+pch", "light+host", "light+host+pch"}
+    unknown = sorted(set(modes) - known)
     if unknown or "stock" not in modes:
-        parser.error(f"--modes {args.modes}: needs stock (the baseline) and only stock, light, pch, light+pch")
+        parser.error(f"--modes {args.modes}: needs stock (the baseline) and only {', '.join(sorted(known))}")
     sys.path.insert(0, str(ROOT / "python"))
     from kbench import pch
 
@@ -97,8 +110,18 @@ def main():
         start = time.perf_counter()
         entries = pch.ensure(root, args.candidate)
         print(f"precompiled header(s) ready in {time.perf_counter() - start:.1f} s: {entries}")
+    host_root = Path(tempfile.mkdtemp(prefix="kbench-host-pch-"))
+    if any("host" in mode for mode in modes):
+        from kbench import host_pch
+
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="kbench-cold-build-prime-") as prime:
+            build(args.candidate, "light+host", root, host_root, keep=prime)
+            said = host_pch.build_requests(host_root, [prime])
+        print(f"host header(s) ready in {time.perf_counter() - start:.1f} s (a build of their own, then "
+              f"kbench's builder): {said}")
     for run in range(args.runs):
-        walls = {mode: build(args.candidate, mode, root) for mode in modes}
+        walls = {mode: build(args.candidate, mode, root, host_root) for mode in modes}
         ratios = ", ".join(f"{mode} {walls[mode] / walls['stock']:.2f}" for mode in modes)
         print(f"run {run + 1}: wall against stock: {ratios}")
 
