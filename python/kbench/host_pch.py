@@ -296,16 +296,6 @@ def build_entry(root, request_dir, timeout=600):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _evict(root, keep):
-    entries = sorted((p for p in Path(root).iterdir() if (p / "entry.json").is_file()),
-                     key=lambda p: (p / "entry.json").stat().st_mtime)
-    while len(entries) > keep:
-        old = entries.pop(0)
-        gone = old.with_name(f".old-{old.name}")
-        old.rename(gone)  # a compiler that has the .gch open keeps reading it
-        shutil.rmtree(gone, ignore_errors=True)
-
-
 def build_requests(root, folders):
     """Builds every request under `folders` (extension build folders), one at a time, then
     removes the requests. Returns the sentences."""
@@ -313,6 +303,8 @@ def build_requests(root, folders):
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)
     import fcntl
+
+    from kbench.pch import evict_oldest  # kbench's side only: the worker's has no package
 
     said = []
     with open(root / ".lock", "a") as lock:
@@ -322,7 +314,7 @@ def build_requests(root, folders):
                 if request.is_dir():
                     said.append(build_entry(root, request))
                     shutil.rmtree(request, ignore_errors=True)
-        _evict(root, MAX_ENTRIES)
+        evict_oldest(root, MAX_ENTRIES, marker="entry.json")
     return said
 
 

@@ -172,9 +172,11 @@ def build_entry(root, flags, cxx, version):
     return final
 
 
-def _evict(root, keep):
-    entries = sorted((p for p in root.iterdir() if (p / "flags.json").is_file()),
-                     key=lambda p: (p / "flags.json").stat().st_mtime)
+def evict_oldest(root, keep, marker="flags.json"):
+    """Removes all but the `keep` newest entries of `root` (folders holding `marker`, which dates
+    them); the host compile's headers (host_pch.py) are kept the same way."""
+    entries = sorted((p for p in Path(root).iterdir() if (p / marker).is_file()),
+                     key=lambda p: (p / marker).stat().st_mtime)
     while len(entries) > keep:
         old = entries.pop(0)
         gone = old.with_name(f".old-{old.name}")
@@ -205,7 +207,7 @@ def ensure(root, candidate):
         if entry is None or not (entry / "flags.json").is_file():
             keep = max_entries()
             if len([p for p in root.iterdir() if (p / "flags.json").is_file()]) >= keep:
-                _evict(root, keep - 1)
+                evict_oldest(root, keep - 1)
             entry = build_entry(root, torch_cflags(with_cuda, extra), cxx, version)
             marker.write_text(entry.name)
             marker.chmod(0o644)
