@@ -43,21 +43,29 @@ def summarize(name, flow, busy_fraction):
     }
     walls = [r["wall_s"] for r in records if r.get("wall_s") is not None]
     summary["median_eval_wall_s"] = statistics.median(walls) if walls else None
+    # Evaluations under way on average, against the suite's lanes: far fewer means the lanes
+    # waited (for builds ahead, when the first result also comes late), not the GPU.
+    summary["evals_in_progress"] = sum(walls) / wall if walls else None
+    done = [r["at"] for r in records if r.get("at") is not None]
+    summary["first_result_s"] = min(done) if done else None
     warm = [r["wall_s"] for r in records if r["kind"] == "ok" and r.get("cached_build")]
     summary["median_warm_ok_wall_s"] = statistics.median(warm) if warm else None
     return summary
 
 
 def markdown(summaries, batch_size, problems):
-    rows = ["| flow | evaluated | wall | evals / GPU-hour | GPU busy | GPU-idle s / eval | median eval | builds first |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = ["| flow | evaluated | wall | evals / GPU-hour | GPU busy | GPU-idle s / eval | median eval | under way | first result | builds first |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
         busy = f"{s['gpu_busy_fraction'] * 100:.0f} %" if s["gpu_busy_fraction"] is not None else "n/a"
         idle = f"{s['gpu_idle_s_per_eval']:.2f} s" if s["gpu_idle_s_per_eval"] is not None else "n/a"
         median = f"{s['median_eval_wall_s']:.2f} s" if s["median_eval_wall_s"] is not None else "n/a"
         build = f"{s['build_wall_s']:.0f} s" if s.get("build_wall_s") is not None else "overlapped"
+        under_way = f"{s['evals_in_progress']:.1f}" if s.get("evals_in_progress") is not None else "n/a"
+        first = f"{s['first_result_s']:.0f} s" if s.get("first_result_s") is not None else "n/a"
         rows.append(f"| {s['flow']} | {s['evaluated']} of {batch_size}{'' if s['finished_batch'] else ' (budget)'} "
-                    f"| {s['wall_s']:.0f} s | {s['evals_per_hour']:.0f} | {busy} | {idle} | {median} | {build} |")
+                    f"| {s['wall_s']:.0f} s | {s['evals_per_hour']:.0f} | {busy} | {idle} | {median} "
+                    f"| {under_way} | {first} | {build} |")
     if len(summaries) == 2 and summaries[1]["evals_per_hour"]:
         rows.append(f"\nkbench / KernelBench, evaluations per hour: "
                     f"{summaries[0]['evals_per_hour'] / summaries[1]['evals_per_hour']:.2f}x")

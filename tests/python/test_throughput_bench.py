@@ -36,14 +36,16 @@ def test_each_kind_gets_its_own_kernel_body(tmp_path):
 
 def test_the_figures_come_from_the_window_and_the_records():
     flow = {"start": 100.0, "end": 136.0, "finished_batch": False,
-            "records": [{"kind": "ok", "outcome": "ok", "wall_s": 3.0, "cached_build": True},
-                        {"kind": "wrong", "outcome": "incorrect", "wall_s": 5.0, "cached_build": True},
-                        {"kind": "crash", "outcome": "crashed", "wall_s": 4.0, "cached_build": False}]}
+            "records": [{"kind": "ok", "outcome": "ok", "wall_s": 3.0, "cached_build": True, "at": 20.0},
+                        {"kind": "wrong", "outcome": "incorrect", "wall_s": 5.0, "cached_build": True, "at": 30.0},
+                        {"kind": "crash", "outcome": "crashed", "wall_s": 4.0, "cached_build": False, "at": 36.0}]}
     s = summarize("kbench", flow, 0.5)
     assert s["evals_per_hour"] == 300.0  # 3 in 36 s
     assert s["gpu_idle_s_per_eval"] == 6.0  # 18 idle seconds over 3
     assert s["median_eval_wall_s"] == 4.0 and s["median_warm_ok_wall_s"] == 3.0
     assert s["outcomes"]["crash"] == {"crashed": 1}
+    assert s["evals_in_progress"] == 12.0 / 36.0 and s["first_result_s"] == 20.0
+    assert "| 0.3 | 20 s |" in markdown([s], 66, 22)
     other = dict(s, flow="kernelbench", evals_per_hour=150.0)
     assert "2.00x" in markdown([s, other], 66, 22)
 
