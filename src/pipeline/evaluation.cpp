@@ -501,7 +501,7 @@ private:
   ReferenceSide m_reference_side{m_options, m_result};
   std::string m_candidate_source;
   std::optional<OwnKernelShareRule> m_own_kernel_share; // the rule set's, from the static check
-  std::optional<fs::path> m_pch_dir; // KBENCH_PCH_DIR of the compile worker, when it has one
+  std::optional<fs::path> m_pch_dir;      // KBENCH_PCH_DIR of the compile worker, when it has one
   std::optional<fs::path> m_host_pch_dir; // its KBENCH_HOST_PCH_DIR, likewise
   DeviceChoice m_choice;
   // Declared before m_workers, so that the workers are gone before it removes the directory even

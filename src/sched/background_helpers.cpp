@@ -79,6 +79,8 @@ void run_helper_in_background(std::vector<std::string> argv, std::vector<std::st
   helpers().add({std::move(argv), std::move(environment), deadline, std::move(done)});
 }
 
-int wait_for_background_helpers() { return helpers().wait(); }
+int wait_for_background_helpers() {
+  return helpers().wait();
+}
 
 } // namespace kbench::sched

@@ -1,10 +1,13 @@
 #include "pipeline/header_cache.hpp"
+#include "sched/background_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 
 namespace kbench {
 namespace {
@@ -96,6 +99,64 @@ TEST(HeaderCache, ACachedBuildIsSeenSoTheHeaderIsNotPrepared) {
   EXPECT_FALSE(has_built_library(dir)); // a build cut short: objects, no library
   std::ofstream(dir / "torch-2.11.0-py311" / "my_ext" / "my_ext.so") << "";
   EXPECT_TRUE(has_built_library(dir));
+  fs::remove_all(dir);
+}
+
+TEST(HeaderCache, TheHostCompilesHeadersAreOnUnlessTurnedOff) {
+  unsetenv("KBENCH_HOST_PCH");
+  EXPECT_EQ(host_pch_root("/c"), fs::path("/c/host-pch")); // built after, never waited for
+  setenv("KBENCH_HOST_PCH", "on", 1);
+  EXPECT_EQ(host_pch_root("/c"), fs::path("/c/host-pch"));
+  setenv("KBENCH_HOST_PCH", "off", 1);
+  EXPECT_FALSE(host_pch_root("/c").has_value());
+  setenv("KBENCH_HOST_PCH", "1", 1);
+  try {
+    (void)host_pch_root("/c");
+    FAIL() << "KBENCH_HOST_PCH=1 was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("KBENCH_HOST_PCH=1 is not a choice"),
+              std::string::npos);
+  }
+  unsetenv("KBENCH_HOST_PCH");
+
+  const fs::path root = fs::temp_directory_path() / "kbench-test-offer-host-pch" / "host-pch";
+  fs::remove_all(root.parent_path());
+  WorkerLaunch writable;
+  writable.sandbox.restrict_filesystem = false;
+  EXPECT_FALSE(offer_host_pch(writable, WorkerRole::compile, root));
+  EXPECT_FALSE(writable.environment.contains("KBENCH_HOST_PCH_DIR"));
+  WorkerLaunch confined;
+  confined.sandbox.restrict_filesystem = true;
+  EXPECT_TRUE(offer_host_pch(confined, WorkerRole::compile, root));
+  EXPECT_EQ(confined.environment.at("KBENCH_HOST_PCH_DIR"), root.string());
+  EXPECT_TRUE(fs::is_directory(root));
+  WorkerLaunch reference;
+  reference.sandbox.restrict_filesystem = true;
+  EXPECT_FALSE(offer_host_pch(reference, WorkerRole::reference, root));
+  fs::remove_all(root.parent_path());
+}
+
+TEST(HeaderCache, TheHostHeadersBuilderStartsOnlyWhereAWorkerAskedForOne) {
+  const fs::path dir = fs::temp_directory_path() / "kbench-test-host-pch-requests";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "build" / "ext");
+  // A stand-in interpreter that records how it was called.
+  const fs::path python = dir / "python";
+  std::ofstream(python) << "#!/bin/sh\necho \"$@\" > '" << (dir / "called").string() << "'\n";
+  fs::permissions(python, fs::perms::owner_all);
+  const int before = sched::wait_for_background_helpers();
+  build_host_pch_requests(dir / "host-pch", python, dir / "build");
+  EXPECT_EQ(sched::wait_for_background_helpers(), before); // nothing asked: nothing ran
+  EXPECT_FALSE(fs::exists(dir / "called"));
+
+  fs::create_directories(dir / "build" / "ext" / "kbench-host-pch" / "abc");
+  build_host_pch_requests(dir / "host-pch", python, dir / "build");
+  EXPECT_EQ(sched::wait_for_background_helpers(), before + 1);
+  std::ifstream in(dir / "called");
+  std::stringstream called;
+  called << in.rdbuf();
+  EXPECT_EQ(called.str(), "-m kbench.host_pch build --root " + (dir / "host-pch").string() + " " +
+                              (dir / "build").string() + "\n");
   fs::remove_all(dir);
 }
 
