@@ -39,7 +39,13 @@ int main(int argc, char** argv) {
     if (command.app->parsed()) {
       const int code = command.run();
       // What the command left to be built in the background (the host compile's headers)
-      // finishes before kbench exits, so no helper outlives it.
+      // finishes before kbench exits, so no helper outlives it; said, so that the wait after
+      // the command's own output is not taken for a hang.
+      if (const int left = kbench::sched::unfinished_background_helpers(); left > 0) {
+        std::cerr << "kbench: finishing " << left
+                  << " precompiled header build(s) for later compiles before exiting "
+                     "(KBENCH_HOST_PCH=off builds none)\n";
+      }
       kbench::sched::wait_for_background_helpers();
       return code;
     }

@@ -38,6 +38,11 @@ public:
     return m_ran;
   }
 
+  int unfinished() {
+    std::lock_guard lock(m_mutex);
+    return static_cast<int>(m_jobs.size()) + (m_current ? 1 : 0);
+  }
+
   ~Helpers() { wait(); }
 
 private:
@@ -46,12 +51,14 @@ private:
     while (!m_jobs.empty()) {
       Job job = std::move(m_jobs.front());
       m_jobs.pop_front();
+      m_current = true;
       lock.unlock();
       const HelperOutcome outcome = run_helper(job.argv, job.environment, job.deadline);
       if (job.done) {
         job.done(outcome);
       }
       lock.lock();
+      m_current = false;
       ++m_ran;
     }
     m_running = false;
@@ -63,6 +70,7 @@ private:
   std::deque<Job> m_jobs;
   std::thread m_thread;
   bool m_running = false;
+  bool m_current = false; // a helper is running now
   int m_ran = 0;
 };
 
@@ -81,6 +89,10 @@ void run_helper_in_background(std::vector<std::string> argv, std::vector<std::st
 
 int wait_for_background_helpers() {
   return helpers().wait();
+}
+
+int unfinished_background_helpers() {
+  return helpers().unfinished();
 }
 
 } // namespace kbench::sched

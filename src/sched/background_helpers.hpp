@@ -21,4 +21,7 @@ void run_helper_in_background(std::vector<std::string> argv, std::vector<std::st
 // Waits until every queued helper has ended. Returns how many ran since the process started.
 int wait_for_background_helpers();
 
+// How many queued helpers have not ended yet (the one running included).
+int unfinished_background_helpers();
+
 } // namespace kbench::sched

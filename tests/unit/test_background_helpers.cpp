@@ -48,7 +48,9 @@ TEST(BackgroundHelpers, RunOneAtATimeInTheOrderAskedAndAreWaitedFor) {
   }
   // Queued without waiting: the caller goes on while the first still sleeps.
   EXPECT_EQ(read_all(log).find("end 3"), std::string::npos);
+  EXPECT_EQ(unfinished_background_helpers(), 3); // two queued, one running
   EXPECT_EQ(wait_for_background_helpers(), before + 3);
+  EXPECT_EQ(unfinished_background_helpers(), 0);
   EXPECT_EQ(read_all(log), "start 1\nend 1\nstart 2\nend 2\nstart 3\nend 3\n");
   EXPECT_EQ(exit_codes, (std::vector<int>{0, 0, 0}));
   fs::remove_all(dir);
