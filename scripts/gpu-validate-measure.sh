@@ -42,10 +42,12 @@
 #                  committed tensor_io.py and with the one carried as build/tensor_io_before.py
 #   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold as torch
 #                  builds it, with the CUDA unit against torch/types.h and nvcc's front ends side by
-#                  side, with the host compile's header too, and with kbench's precompiled
-#                  torch/extension.h as well (KBENCH_COLD_MODES; ninja's log per unit), then two
+#                  side and the host compile's header, with the binding unit against torch/types.h
+#                  and torch/python.h as well (kbench's default), and with kbench's precompiled
+#                  torch/extension.h instead (KBENCH_COLD_MODES; ninja's log per unit), then two
 #                  cold `kbench eval --no-timing`s in a fresh cache, the second of a renamed copy
-#                  that finds the host header the first asked for (compile.seconds, cuda_header)
+#                  that finds the host header the first asked for (compile.seconds, cuda_header,
+#                  binding_header)
 #   warm-eval      bench/warm_eval (a warm --no-timing eval, fork server on and off, against a
 #                  bare Python that imports torch and runs the reference once)
 #   warm-eval-gpu  bench/warm_eval --device cuda --timing: a warm timed eval of the small ReLU pair,
@@ -252,13 +254,14 @@ PY
       ;;
     cold-build)
       TORCH_CUDA_ARCH_LIST=9.0 timeout "$(limit 300)" python3 bench/cold_build/run.py \
-        examples/cuda/level1_relu.py --modes "${KBENCH_COLD_MODES:-stock,light,light+host,light+host+pch}" \
+        examples/cuda/level1_relu.py --modes "${KBENCH_COLD_MODES:-stock,light+host,light+host+bind,light+host+pch}" \
         --pch-root "$(mktemp -d)" > "$R/cold-build.txt" 2>&1 # the headers (0.4-0.75 GB) stay out of $R
       at "cold-build rc=$?"
       cat "$R/cold-build.txt"
       # Cold `kbench eval`s with the defaults in a fresh cache: the first candidate builds
       # without a host header and asks for one; the second, the same kernel under other names
-      # (a build nobody has made), builds against it. compile.seconds and compile.cuda_header.
+      # (a build nobody has made), builds against it. compile.seconds, compile.cuda_header and
+      # compile.binding_header.
       cache=$(mktemp -d); chmod 755 "$cache"
       sed 's/relu_kernel/relu_kernel_two/g; s/kbench_cuda_relu/kbench_cuda_relu_two/' \
         examples/cuda/level1_relu.py > "$R/level1_relu_two.py"
@@ -268,7 +271,7 @@ PY
         KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
           "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
           > "$R/cold-eval-$name.txt" 2>&1
-        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "wall", r["wall_s"])' "$R/cold-eval-$name.json" 2>&1 | head -c 500)"
+        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "binding unit:", c.get("binding_header"), "wall", r["wall_s"])' "$R/cold-eval-$name.json" 2>&1 | head -c 500)"
       done
       rm -rf "$cache"
       ;;

@@ -1,9 +1,10 @@
 """Cold load_inline build of a candidate as torch builds it (`stock`), with kbench's CUDA unit
 against torch/types.h and nvcc's front ends side by side (`light`, python/kbench/light_nvcc.py
 and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s headers part for
-nvcc's host compile (`light+host`, python/kbench/host_pch.py), and with kbench's precompiled
-torch/extension.h for the binding unit as well (`light+host+pch`; `light+pch` without the host
-header).
+nvcc's host compile (`light+host`, python/kbench/host_pch.py), with the binding unit against
+torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py: kbench's
+default), and with kbench's precompiled torch/extension.h for the binding unit instead
+(`light+host+pch`; `light+pch` and `light+bind` without the host header).
 
 Each build runs the candidate file in a fresh interpreter with a fresh TORCH_EXTENSIONS_DIR
 (nothing cached but the precompiled header itself, which is built first, once, and timed on its
@@ -13,7 +14,8 @@ made first, once, by a build of the same candidate in a folder of its own and kb
 module code runs (its load_inline call builds); a CUDA extension builds on a machine without a
 GPU too, its import just fails afterwards, which is reported and not an error here.
 
-    python bench/cold_build/run.py examples/cuda/level1_relu.py [--modes stock,light,light+host,light+host+pch]
+    python bench/cold_build/run.py examples/cuda/level1_relu.py
+        [--modes stock,light,light+host,light+host+bind,light+host+pch]
                                    [--pch-root DIR] [--runs 1]
 
 Each run builds every mode once, in the order given; the ratios are to `stock` in the same run.
@@ -30,24 +32,29 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+MODES = ("stock", "light", "pch", "light+pch", "light+bind", "light+host", "light+host+bind", "light+host+pch")
 
 RUNNER = r"""
 import os, runpy, sys, time
 from pathlib import Path
 from kbench.worker import pch_patch
-from kbench import light_nvcc
+from kbench import light_cxx, light_nvcc
 if os.environ.get("KBENCH_PCH_DIR"):
     pch_patch.install()
 if os.environ.get("KBENCH_BENCH_LIGHT"):
     light_nvcc.install()
+if os.environ.get("KBENCH_BENCH_BIND"):
+    light_cxx.install()
 start = time.perf_counter()
 try:
     runpy.run_path(sys.argv[1])
     outcome = "imported"
 except Exception as exc:  # a CUDA extension on a machine without a GPU: built, not loadable
     outcome = f"built, import failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-headers = [p.read_text().strip() for p in Path(os.environ["TORCH_EXTENSIONS_DIR"]).rglob("*.kbench-header")]
-print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {pch_patch.state}; cuda unit: {headers}")
+def notes(suffix):
+    return [p.read_text().strip() for p in Path(os.environ["TORCH_EXTENSIONS_DIR"]).rglob("*" + suffix)]
+print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {pch_patch.state}; "
+      f"cuda unit: {notes('.kbench-header')}; binding unit: {notes('.kbench-binding')}")
 """
 
 
@@ -65,12 +72,14 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
     """Wall seconds of one cold build of `candidate` in `mode` (`keep`: build there, and keep
     it, rather than in a fresh temporary folder)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR"):
+    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "KBENCH_BENCH_BIND", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR"):
         env.pop(name, None)
     if "pch" in mode:
         env["KBENCH_PCH_DIR"] = str(pch_root)
     if "light" in mode:
         env["KBENCH_BENCH_LIGHT"] = "1"
+    if "bind" in mode:
+        env["KBENCH_BENCH_BIND"] = "1"
     if "host" in mode:
         env["KBENCH_HOST_PCH_DIR"] = str(host_root)
     if keep is not None:
@@ -92,16 +101,15 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("candidate", type=Path)
-    parser.add_argument("--modes", default="stock,light,light+host,light+host+pch",
-                        help="comma-separated, from stock, light, pch, light+pch, light+host, light+host+pch")
+    parser.add_argument("--modes", default="stock,light,light+host,light+host+bind,light+host+pch",
+                        help="comma-separated, from " + ", ".join(MODES))
     parser.add_argument("--pch-root", type=Path, help="kbench's PCH cache (default: a fresh one)")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
     modes = args.modes.split(",")
-    known = {"stock", "light", "pch", "light+pch", "light+host", "light+host+pch"}
-    unknown = sorted(set(modes) - known)
+    unknown = sorted(set(modes) - set(MODES))
     if unknown or "stock" not in modes:
-        parser.error(f"--modes {args.modes}: needs stock (the baseline) and only {', '.join(sorted(known))}")
+        parser.error(f"--modes {args.modes}: needs stock (the baseline) and only {', '.join(MODES)}")
     sys.path.insert(0, str(ROOT / "python"))
     from kbench import pch
 

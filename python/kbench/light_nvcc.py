@@ -34,6 +34,7 @@ from pathlib import Path
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nvcc_steps  # noqa: E402
+from light_copy import first_error, record, write_copy  # noqa: E402
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
 # Names that only torch/extension.h brings (torch/all.h beyond torch/types.h, and pybind11):
@@ -79,26 +80,12 @@ def light_text(text):
     return _INCLUDE.sub("#include <torch/types.h>", text)
 
 
-def _record(target, line):
-    try:
-        Path(target + ".kbench-header").write_text(line + "\n")
-    except OSError:
-        pass
-
-
-def _first_error(output):
-    for line in output.splitlines():
-        if "error" in line:
-            return line.strip()[:300]
-    return output.strip().splitlines()[-1][:300] if output.strip() else "no output"
-
-
 def _compile(nvcc, args, target, note):
     """Builds through nvcc_steps, records `note` (and how the steps ran) for the unit, passes
     nvcc's output on and returns its exit code."""
     returncode, output, steps = nvcc_steps.compile_unit(nvcc, args)
     sys.stdout.write(output)
-    _record(target, note + (f"; {steps}" if steps and returncode == 0 else ""))
+    record(target + ".kbench-header", note + (f"; {steps}" if steps and returncode == 0 else ""))
     return returncode
 
 
@@ -115,14 +102,7 @@ def main(argv):
     if light is None:
         return _compile(nvcc, args, target, "as written: " + (
             "it names what only torch/extension.h declares" if _INCLUDE.search(text) else "no torch/extension.h"))
-    copy = Path(target).parent / "kbench-light" / Path(source).name
-    copy.parent.mkdir(exist_ok=True)
-    copy.write_text(light, encoding="utf-8", errors="surrogateescape")
-    # ninja records an output as of its command's start and rebuilds it when an input named in
-    # its depfile is newer: the copy, written after that start, takes the source's time, or
-    # every later load_inline (the candidate worker's) would build the unit again.
-    source_times = os.stat(source)
-    os.utime(copy, ns=(source_times.st_atime_ns, source_times.st_mtime_ns))
+    copy = write_copy(source, target, light)
     at = args.index(source)
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else,
     # so SOURCE's folder first among the -I folders finds what it found.
@@ -130,10 +110,10 @@ def main(argv):
     returncode, output, steps = nvcc_steps.compile_unit(nvcc, swapped)
     if returncode == 0:
         sys.stdout.write(output)
-        _record(target, SWAPPED + (f"; {steps}" if steps else ""))
+        record(target + ".kbench-header", SWAPPED + (f"; {steps}" if steps else ""))
         return 0
     return _compile(nvcc, args, target,
-                    "as written: with torch/types.h it did not compile (" + _first_error(output) + ")")
+                    "as written: with torch/types.h it did not compile (" + first_error(output) + ")")
 
 
 if __name__ == "__main__":

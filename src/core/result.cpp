@@ -322,6 +322,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"first_error", r.compile.first_error},
         {"pch", r.compile.pch},
         {"cuda_header", r.compile.cuda_header},
+        {"binding_header", r.compile.binding_header},
         {"log", r.compile.log}}},
       {"correctness", correctness_summary(r)},
       {"timing", timing},

@@ -58,6 +58,9 @@ struct CompileInfo {
   // load_inline's CUDA units (python/kbench/light_nvcc.py): "torch/types.h in place of
   // torch/extension.h", or "as written: <why>"; empty when no CUDA unit was built here
   std::string cuda_header;
+  // load_inline's binding units (python/kbench/light_cxx.py): "torch/types.h and torch/python.h
+  // in place of torch/extension.h", or "as written: <why>"; empty when none was built here
+  std::string binding_header;
 };
 
 struct OutputComparison {

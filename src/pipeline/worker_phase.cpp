@@ -359,6 +359,7 @@ CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::strin
     out.info.cached = out.phase.body.value("cached", false);
     out.info.pch = out.phase.body.value("pch", "");
     out.info.cuda_header = out.phase.body.value("cuda_header", "");
+    out.info.binding_header = out.phase.body.value("binding_header", "");
   } else {
     if (out.phase.body.is_object()) {
       out.info.first_error = out.phase.body.value("first_error", "");

@@ -86,6 +86,9 @@ TEST(EvalStatus, SecondEvaluationOfTheSameSourceReusesTheBuild) {
   const auto run = eval_relu("examples/cpu/level1_relu.py");
   ASSERT_EQ(run.result["status"], "ok") << message(run);
   EXPECT_TRUE(run.result["compile"]["cached"].get<bool>());
+  // python/kbench/light_cxx.py built the binding unit, and the cached build still says how.
+  EXPECT_EQ(run.result["compile"]["binding_header"],
+            "torch/types.h and torch/python.h in place of torch/extension.h");
 }
 
 TEST(EvalStatus, IncorrectValuesNameTheElement) {

@@ -76,10 +76,10 @@ def _torch_version():
     return torch.__version__
 
 
-def _cuda_header(extensions_dir):
-    """How light_nvcc.py built the candidate's CUDA units (one line per unit, newest build's),
-    or "" where it built none."""
-    lines = sorted({p.read_text(errors="replace").strip() for p in Path(extensions_dir).rglob("*.kbench-header")})
+def _unit_notes(extensions_dir, suffix):
+    """What light_nvcc.py (`.kbench-header`) or light_cxx.py (`.kbench-binding`) left beside the
+    units it built: one line per distinct note, or "" where it built none."""
+    lines = sorted({p.read_text(errors="replace").strip() for p in Path(extensions_dir).rglob("*" + suffix)})
     return "; ".join(lines)
 
 
@@ -101,7 +101,8 @@ def _compile(request):
 
     return {
         "pch": pch["entry"] or f"not used: {pch['reason']}",
-        "cuda_header": _cuda_header(extensions_dir),
+        "cuda_header": _unit_notes(extensions_dir, ".kbench-header"),
+        "binding_header": _unit_notes(extensions_dir, ".kbench-binding"),
         "ok": True,
         "seconds": time.perf_counter() - start,
         "cached": cached,

@@ -93,7 +93,7 @@ def load_candidate(path, problem=None):
 
     if native_candidate.is_native(path):
         return native_candidate.module_for(path, problem, os.environ.get("TORCH_EXTENSIONS_DIR", "."))
-    from .. import light_nvcc
+    from .. import light_cxx, light_nvcc
     from . import pch_patch
 
     # kbench's precompiled torch/extension.h for load_inline (pch_patch.py); only where the file
@@ -101,6 +101,7 @@ def load_candidate(path, problem=None):
     if "cpp_extension" in Path(path).read_text(encoding="utf-8", errors="replace"):
         pch_patch.install()
         light_nvcc.install()
+        light_cxx.install()
     module = exec_module(path, "kbench_candidate", "candidate")
     if not isinstance(getattr(module, "ModelNew", None), type):
         found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)

@@ -1,0 +1,137 @@
+"""c++ for load_inline's binding unit, with torch/types.h and torch/python.h in place of
+torch/extension.h.
+
+torch writes a load_inline extension's `main.cpp` as `#include <torch/extension.h>`, the
+candidate's `cpp_sources`, and the pybind11 module it generates. torch/extension.h is
+torch/all.h (torch's whole C++ API: autograd, nn, optim, jit, serialization, ...) and
+torch/python.h (pybind11, Python's headers and torch's type casters). Declarations of the
+kernel's functions and their bindings need torch/types.h, which torch/python.h includes, and
+torch/python.h itself; parsing torch/all.h is most of the rest of the unit's build: 21.2 s
+against 12.1 s for examples/cuda/level1_relu.py's main.cpp on the development machine
+(docs/architecture.md, "load_inline build time").
+
+This script is what torch's build.ninja runs as `$cxx` (`install()`, called in the compile and
+candidate workers by worker/loading.py, wraps torch's `_write_ninja_file` so that the file names
+it). For a `-c SRC.cpp` whose source includes torch/extension.h (or torch/torch.h) and names nothing that only
+torch/all.h declares, it compiles a copy of SRC with those includes swapped for the two smaller
+headers (`<build>/kbench-light/`, the same file name, SRC's folder searched first for quoted
+includes, as before); if the copy does not compile, it compiles SRC as written. Either way the
+object is what the source means: a unit that compiles against the smaller headers declares
+nothing differently (the headers dropped declare other names; torch's own type casters are all
+in torch/python.h). A unit that kbench's precompiled torch/extension.h serves (pch_patch.py puts
+`-Winvalid-pch` in its flags) is compiled as written: loading that header is faster still. What
+happened is written beside the object (`OBJECT.kbench-binding`), for the compile answer. The
+link and every other command go to the compiler unchanged.
+
+KBENCH_CXX_HEADER=off leaves build.ninja's `$cxx` torch's own.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
+# which the workers read and cannot write.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from light_copy import first_error, record, write_copy  # noqa: E402
+
+# torch/torch.h is torch/all.h, and torch/extension.h where TORCH_API_INCLUDE_EXTENSION_H is
+# defined, as it is for every load_inline unit.
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
+# Names that torch/all.h brings beyond torch/types.h and torch/python.h: a source that uses one
+# would fail against the smaller headers, so it is built as written at once rather than after
+# a failed try.
+_NEEDS_FULL = re.compile(
+    r"\b(TORCH_LIBRARY\w*"
+    r"|torch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|cuda|serialize"
+    r"|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|enumtype|xpu|mps)\b)"
+)
+SWAPPED = "torch/types.h and torch/python.h in place of torch/extension.h"
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")
+
+
+def install():
+    """Makes this script load_inline's `$cxx`. Run in the compile and the candidate worker alike,
+    before the candidate: build.ninja must read the same in both, or ninja would rebuild in the
+    second. torch's other uses of the compiler (its ABI and version checks) keep the real one."""
+    if os.environ.get("KBENCH_CXX_HEADER", "on") == "off":
+        return False
+    import shlex
+
+    import torch.utils.cpp_extension as ce
+
+    original = ce._write_ninja_file
+    if getattr(original, "_kbench_cxx", False):
+        return True
+    script = str(Path(__file__).resolve())
+
+    def write_ninja_file(*args, **kwargs):
+        real = ce.get_cxx_compiler
+        command = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", script, real()))
+        ce.get_cxx_compiler = lambda: command
+        try:
+            return original(*args, **kwargs)
+        finally:
+            ce.get_cxx_compiler = real
+
+    write_ninja_file._kbench_cxx = True
+    ce._write_ninja_file = write_ninja_file
+    return True
+
+
+def plan(args):
+    """(source, object) of a `-c SOURCE.cpp -o OBJECT` compile, or None for anything else."""
+    try:
+        source = args[args.index("-c") + 1]
+        target = args[args.index("-o") + 1]
+    except (ValueError, IndexError):
+        return None
+    return (source, target) if source.endswith(_SOURCE_SUFFIXES) else None
+
+
+def light_text(text):
+    """The source with torch/extension.h swapped, or None when it does not qualify."""
+    if not _INCLUDE.search(text) or _NEEDS_FULL.search(text):
+        return None
+    return _INCLUDE.sub("#include <torch/types.h>\n#include <torch/python.h>", text)
+
+
+def _run(cxx, args):
+    done = subprocess.run([cxx, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return done.returncode, done.stdout.decode("utf-8", "replace")
+
+
+def _as_written(cxx, args, target, why):
+    record(target + ".kbench-binding", "as written: " + why)
+    os.execvp(cxx, [cxx, *args])
+
+
+def main(argv):
+    cxx, args = argv[1], argv[2:]
+    planned = plan(args)
+    if planned is None:
+        os.execvp(cxx, [cxx, *args])
+    source, target = planned
+    if "-Winvalid-pch" in args:
+        _as_written(cxx, args, target, "kbench's precompiled torch/extension.h serves it")
+    text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    light = light_text(text)
+    if light is None:
+        _as_written(cxx, args, target, "it names what only torch/extension.h declares"
+                    if _INCLUDE.search(text) else "no torch/extension.h")
+    copy = write_copy(source, target, light)
+    at = args.index(source)
+    # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else.
+    returncode, output = _run(cxx, ["-iquote", str(Path(source).parent), *args[:at], str(copy), *args[at + 1:]])
+    if returncode == 0:
+        sys.stdout.write(output)
+        record(target + ".kbench-binding", SWAPPED)
+        return 0
+    _as_written(cxx, args, target, "with torch/types.h and torch/python.h it did not compile ("
+                + first_error(output) + ")")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
