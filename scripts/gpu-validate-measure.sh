@@ -72,7 +72,8 @@
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
 #                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow,
-#                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench)
+#                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench), KBENCH_THROUGHPUT_KBENCH_EXTRA (the
+#                  kbench suite's flags, in place of run.py's --kbench-extra default)
 #   breakdown      bench/throughput/warm_breakdown.json as a suite twice in a row (the second
 #                  warm: builds and reference cache filled), then bench/throughput/breakdown.py:
 #                  where each evaluation's time went, worker by worker and request by request
@@ -397,6 +398,7 @@ PY
       timeout "$(limit 560)" python3 bench/throughput/run.py --kbench "$K" --kernelbench build/throughput-kb \
         --deps build/throughput-deps --out build-gpu/throughput --limit "${KBENCH_THROUGHPUT_LIMIT:-0}" \
         --budget-s "${KBENCH_THROUGHPUT_BUDGET_S:-240}" --flows "${KBENCH_THROUGHPUT_FLOWS:-kbench,kernelbench}" \
+        ${KBENCH_THROUGHPUT_KBENCH_EXTRA:+"--kbench-extra=$KBENCH_THROUGHPUT_KBENCH_EXTRA"} \
         > "$R/throughput.log" 2>&1
       at "throughput rc=$?"
       # kbench.jsonl too: its phases' requests say where each evaluation's time went.

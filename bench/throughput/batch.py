@@ -7,10 +7,12 @@
 - `wrong`: the same, but the kernel leaves the first half of each output's bytes zero;
 - `crash`: the kernel writes through a null pointer (an illegal-address fault in the process).
 
-Each kind shares one CUDA source across problems (a build cache reuses it), except the `ok`
-candidates of the first FRESH problems, whose extension names differ: those are builds nobody
-has made yet. The batch is written as files, KernelBench's format, so both harnesses read the
-same candidates."""
+Every candidate file carries its problem's code, so no two are alike, and both flows key a
+build by the whole candidate file (kbench's compile cache, KernelBench's precompile by
+source_sha): from a fresh cache the batch is one build per candidate in either flow. The CUDA
+source inside is the same for each kind, except the `ok` candidates of the first FRESH
+problems, whose extension names differ. The batch is written as files, KernelBench's format, so
+both harnesses read the same candidates."""
 
 import ast
 import hashlib

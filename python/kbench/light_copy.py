@@ -5,7 +5,19 @@ Both run as build.ninja's compiler, inside the sandboxed compile worker, with th
 library only."""
 
 import os
+import re
 from pathlib import Path
+
+# torch/torch.h is torch/all.h, and torch/extension.h where TORCH_API_INCLUDE_EXTENSION_H is
+# defined, as it is for every load_inline unit.
+TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
+# Names that torch/all.h brings beyond torch/types.h: a source that uses one would fail against
+# a smaller header, so it is built as written at once rather than after a failed try.
+ALL_H_NAMES = (
+    r"TORCH_LIBRARY\w*"
+    r"|torch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|cuda|serialize"
+    r"|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|enumtype|xpu|mps)\b"
+)
 
 
 def write_copy(source, target, text):

@@ -35,19 +35,11 @@ from pathlib import Path
 # Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from light_copy import first_error, record, write_copy  # noqa: E402
+from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, write_copy  # noqa: E402
 
-# torch/torch.h is torch/all.h, and torch/extension.h where TORCH_API_INCLUDE_EXTENSION_H is
-# defined, as it is for every load_inline unit.
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
-# Names that torch/all.h brings beyond torch/types.h and torch/python.h: a source that uses one
-# would fail against the smaller headers, so it is built as written at once rather than after
-# a failed try.
-_NEEDS_FULL = re.compile(
-    r"\b(TORCH_LIBRARY\w*"
-    r"|torch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|cuda|serialize"
-    r"|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|enumtype|xpu|mps)\b)"
-)
+# torch/python.h declares pybind11 and torch's Python glue, so only all.h's names force the
+# source as written.
+_NEEDS_FULL = re.compile(rf"\b({ALL_H_NAMES})")
 SWAPPED = "torch/types.h and torch/python.h in place of torch/extension.h"
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")
 
@@ -93,9 +85,9 @@ def plan(args):
 
 def light_text(text):
     """The source with torch/extension.h swapped, or None when it does not qualify."""
-    if not _INCLUDE.search(text) or _NEEDS_FULL.search(text):
+    if not TORCH_INCLUDE.search(text) or _NEEDS_FULL.search(text):
         return None
-    return _INCLUDE.sub("#include <torch/types.h>\n#include <torch/python.h>", text)
+    return TORCH_INCLUDE.sub("#include <torch/types.h>\n#include <torch/python.h>", text)
 
 
 def _run(cxx, args):
@@ -120,7 +112,7 @@ def main(argv):
     light = light_text(text)
     if light is None:
         _as_written(cxx, args, target, "it names what only torch/extension.h declares"
-                    if _INCLUDE.search(text) else "no torch/extension.h")
+                    if TORCH_INCLUDE.search(text) else "no torch/extension.h")
     copy = write_copy(source, target, light)
     at = args.index(source)
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else.

@@ -34,16 +34,11 @@ from pathlib import Path
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nvcc_steps  # noqa: E402
-from light_copy import first_error, record, write_copy  # noqa: E402
+from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, write_copy  # noqa: E402
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(extension|torch)\.h[>"]', re.M)
-# Names that only torch/extension.h brings (torch/all.h beyond torch/types.h, and pybind11):
-# a source that uses one would fail against the smaller header, so it is built as written at
-# once rather than after a failed try.
+# Beyond all.h's names, the CUDA unit's smaller header lacks pybind11 and torch's Python glue.
 _NEEDS_FULL = re.compile(
-    r"\b(PYBIND11_\w+|pybind11|py::|TORCH_LIBRARY\w*|THP\w+|Py[A-Z]\w+"
-    r"|torch::(nn|autograd|jit|optim|data|fft|linalg|special|nested|cuda|serialize|python"
-    r"|NoGradGuard|AutoGradMode|InferenceMode|manual_seed|enumtype|xpu|mps)\b)"
+    rf"\b({ALL_H_NAMES}|PYBIND11_\w+|pybind11|py::|THP\w+|Py[A-Z]\w+|torch::python\b)"
 )
 SWAPPED = "torch/types.h in place of torch/extension.h"
 
@@ -75,9 +70,9 @@ def plan(args):
 
 def light_text(text):
     """The source with torch/extension.h swapped, or None when it does not qualify."""
-    if not _INCLUDE.search(text) or _NEEDS_FULL.search(text):
+    if not TORCH_INCLUDE.search(text) or _NEEDS_FULL.search(text):
         return None
-    return _INCLUDE.sub("#include <torch/types.h>", text)
+    return TORCH_INCLUDE.sub("#include <torch/types.h>", text)
 
 
 def _compile(nvcc, args, target, note):
@@ -101,7 +96,7 @@ def main(argv):
     light = light_text(text)
     if light is None:
         return _compile(nvcc, args, target, "as written: " + (
-            "it names what only torch/extension.h declares" if _INCLUDE.search(text) else "no torch/extension.h"))
+            "it names what only torch/extension.h declares" if TORCH_INCLUDE.search(text) else "no torch/extension.h"))
     copy = write_copy(source, target, light)
     at = args.index(source)
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else,
