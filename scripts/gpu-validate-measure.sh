@@ -72,8 +72,9 @@
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
 #                  KBENCH_THROUGHPUT_LIMIT (candidates, 0 all), KBENCH_THROUGHPUT_BUDGET_S per flow,
-#                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench), KBENCH_THROUGHPUT_KBENCH_EXTRA (the
-#                  kbench suite's flags, in place of run.py's --kbench-extra default)
+#                  KBENCH_THROUGHPUT_FLOWS (kbench,kernelbench; kernelbench-precompile builds alone
+#                  for a later call's kernelbench on the same warm machine), KBENCH_THROUGHPUT_KBENCH_EXTRA
+#                  (the kbench suite's flags, in place of run.py's --kbench-extra default)
 #   breakdown      bench/throughput/warm_breakdown.json as a suite twice in a row (the second
 #                  warm: builds and reference cache filled), then bench/throughput/breakdown.py:
 #                  where each evaluation's time went, worker by worker and request by request

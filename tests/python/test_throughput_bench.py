@@ -65,3 +65,47 @@ def test_the_breakdown_lists_each_worker_with_its_start_and_requests(tmp_path):
     assert lines[0] == "1_relu.py x relu.cu: ok, wall 3.50 s, build cached, measure 1.25 s"
     assert lines[1] == ("  candidate    at   0.50 s, lived   3.00 s (forked), answering 2.25 s: "
                         "candidate x6 @0.25 1.50 s, time x4 @2.00 0.75 s")
+
+
+def _fake_kernelbench(root: Path) -> Path:
+    """A stand-in for KernelBench's src/kernelbench: builds leave a mark in their directory and
+    take 0.3 s; an evaluation is correct where its build left a mark."""
+    package = root / "src" / "kernelbench"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "eval.py").write_text(
+        "import os, time, types\n"
+        "def build_compile_cache(src, verbose=False, build_dir=None):\n"
+        "    os.makedirs(build_dir, exist_ok=True)\n"
+        "    time.sleep(0.3)\n"
+        "    open(os.path.join(build_dir, 'built'), 'a').write('x')\n"
+        "    return True, '', None\n"
+        "def eval_kernel_against_ref(ref, src, build_dir=None, **kwargs):\n"
+        "    ok = os.path.exists(os.path.join(build_dir, 'built'))\n"
+        "    return types.SimpleNamespace(compiled=ok, correctness=ok, runtime=1.0, metadata={})\n")
+    return root
+
+
+def test_kernelbench_flow_evaluates_against_an_earlier_runs_precompile(tmp_path):
+    from flows import run_kernelbench
+
+    kernelbench = _fake_kernelbench(tmp_path / "kb")
+    batch = write_batch(ROOT, tmp_path / "batch")[:3]
+    out = tmp_path / "out"
+    first = run_kernelbench(kernelbench, sys.executable, None, batch, out, 600, 3, precompile_only=True)
+    assert first["records"] == [] and first["builds"] == 3 and first["builds_failed"] == 0
+    assert first["build_wall_s"] >= 0.3
+
+    second = run_kernelbench(kernelbench, sys.executable, None, batch, out, 600, 3)
+    assert second["precompile_from_earlier_run"] and second["finished_batch"]
+    assert [r["outcome"] for r in second["records"]] == ["correct"] * 3
+    # Built once, by the first run; the second's window starts with the recorded precompile.
+    assert all((out / "kb-builds" / e["source_sha"] / "built").read_text() == "x" for e in batch)
+    assert second["build_wall_s"] == first["build_wall_s"]
+    assert second["records"][0]["at"] > second["build_wall_s"]
+    assert "(an earlier run)" in markdown([summarize("kernelbench", second, None)], 3, 3)
+
+    # A batch with a source the record lacks is precompiled again.
+    third = run_kernelbench(kernelbench, sys.executable, None, write_batch(ROOT, tmp_path / "b2")[:4],
+                            out, 600, 3)
+    assert not third["precompile_from_earlier_run"]
