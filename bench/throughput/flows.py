@@ -71,7 +71,9 @@ def _kb_step(python, env, step, entry, build_dir, timeout):
 
 def _precompile(python, env, batch, builds: Path, jobs):
     """Builds every distinct candidate source apart, `jobs` at once, as eval_from_generations
-    does, and records how long that took in builds/precompile.json."""
+    does, and records how long that took in builds/precompile.json. One build directory per
+    distinct source (eval_from_generations builds every sample apart, so sharing would be in
+    KernelBench's favour; in bench/throughput's batch no two sources are alike)."""
     distinct = {}
     for e in batch:
         distinct.setdefault(e["source_sha"], e)
@@ -101,8 +103,6 @@ def run_kernelbench(kernelbench: Path, python, deps, batch, out: Path, budget_s,
                     precompile_only=False):
     env = _kb_env(kernelbench, deps)
     builds = out / "kb-builds"
-    # One build directory per distinct source (eval_from_generations builds every sample apart,
-    # so sharing is in KernelBench's favour).
     run_start = time.monotonic()  # the budget counts this run's own time
     earlier = None if precompile_only else _earlier_precompile(batch, builds)
     precompile = earlier or _precompile(python, env, batch, builds, jobs)
