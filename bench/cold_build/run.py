@@ -3,14 +3,15 @@ against torch/types.h and nvcc's front ends side by side (`light`, python/kbench
 and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s headers part for
 nvcc's host compile (`light+host`, python/kbench/host_pch.py), with the binding unit against
 torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py: kbench's
-default), and with kbench's precompiled torch/extension.h for the binding unit instead
-(`light+host+pch`; `light+pch` and `light+bind` without the host header).
+default on the CPU), and with kbench's precompiled torch/extension.h for the binding unit
+instead (`light+host+pch`, python/kbench/pch.py: kbench's default on a GPU; `pch`, `light+pch`
+and `light+bind` without one cut or another).
 
 Each build runs the candidate file in a fresh interpreter with a fresh TORCH_EXTENSIONS_DIR
-(nothing cached but the precompiled header itself, which is built first, once, and timed on its
-own), then prints ninja's log: each translation unit's start and end in ms. The host header is
-made first, once, by a build of the same candidate in a folder of its own and kbench's builder
-(timed on its own): any candidate with the same includes and flags uses the same header. The candidate's
+(nothing cached but the precompiled headers), then prints ninja's log: each translation unit's
+start and end in ms. The headers are made first, once, as kbench makes them: a build of the
+same candidate in a folder of its own asks for them and kbench's builders build them (timed on
+their own); any candidate with the same includes and flags uses the same headers. The candidate's
 module code runs (its load_inline call builds); a CUDA extension builds on a machine without a
 GPU too, its import just fails afterwards, which is reported and not an error here.
 
@@ -37,10 +38,7 @@ MODES = ("stock", "light", "pch", "light+pch", "light+bind", "light+host", "ligh
 RUNNER = r"""
 import os, runpy, sys, time
 from pathlib import Path
-from kbench.worker import pch_patch
 from kbench import light_cxx, light_nvcc
-if os.environ.get("KBENCH_PCH_DIR"):
-    pch_patch.install()
 if os.environ.get("KBENCH_BENCH_LIGHT"):
     light_nvcc.install()
 if os.environ.get("KBENCH_BENCH_BIND"):
@@ -53,7 +51,7 @@ except Exception as exc:  # a CUDA extension on a machine without a GPU: built, 
     outcome = f"built, import failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
 def notes(suffix):
     return [p.read_text().strip() for p in Path(os.environ["TORCH_EXTENSIONS_DIR"]).rglob("*" + suffix)]
-print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {pch_patch.state}; "
+print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {notes('.kbench-pch')}; "
       f"cuda unit: {notes('.kbench-header')}; binding unit: {notes('.kbench-binding')}")
 """
 
@@ -78,7 +76,7 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
         env["KBENCH_PCH_DIR"] = str(pch_root)
     if "light" in mode:
         env["KBENCH_BENCH_LIGHT"] = "1"
-    if "bind" in mode:
+    if "bind" in mode or "pch" in mode:  # light_cxx.py is what loads the precompiled header
         env["KBENCH_BENCH_BIND"] = "1"
     if "host" in mode:
         env["KBENCH_HOST_PCH_DIR"] = str(host_root)
@@ -111,23 +109,19 @@ def main():
     if unknown or "stock" not in modes:
         parser.error(f"--modes {args.modes}: needs stock (the baseline) and only {', '.join(MODES)}")
     sys.path.insert(0, str(ROOT / "python"))
-    from kbench import pch
+    from kbench import host_pch, pch
 
     root = args.pch_root or Path(tempfile.mkdtemp(prefix="kbench-pch-"))
-    if any("pch" in mode for mode in modes):
-        start = time.perf_counter()
-        entries = pch.ensure(root, args.candidate)
-        print(f"precompiled header(s) ready in {time.perf_counter() - start:.1f} s: {entries}")
     host_root = Path(tempfile.mkdtemp(prefix="kbench-host-pch-"))
-    if any("host" in mode for mode in modes):
-        from kbench import host_pch
-
+    prime = "light" + ("+host" if any("host" in m for m in modes) else "") + (
+        "+pch" if any("pch" in m for m in modes) else "")
+    if prime != "light":
         start = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="kbench-cold-build-prime-") as prime:
-            build(args.candidate, "light+host", root, host_root, keep=prime)
-            said = host_pch.build_requests(host_root, [prime])
-        print(f"host header(s) ready in {time.perf_counter() - start:.1f} s (a build of their own, then "
-              f"kbench's builder): {said}")
+        with tempfile.TemporaryDirectory(prefix="kbench-cold-build-prime-") as folder:
+            build(args.candidate, prime, root, host_root, keep=folder)
+            said = host_pch.build_requests(host_root, [folder]) + pch.build_requests(root, [folder])
+        print(f"headers ready in {time.perf_counter() - start:.1f} s (a build of their own, then "
+              f"kbench's builders): {said}")
     for run in range(args.runs):
         walls = {mode: build(args.candidate, mode, root, host_root) for mode in modes}
         ratios = ", ".join(f"{mode} {walls[mode] / walls['stock']:.2f}" for mode in modes)

@@ -36,15 +36,17 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+try:
+    from . import header_entries
+except ImportError:  # imported by nvcc_steps.py, a script beside it, without kbench's package
+    import header_entries
 
 PLACEHOLDER = "_kbench_module_id_"
 REQUESTS = "kbench-host-pch"
-MAX_ENTRIES = int(os.environ.get("KBENCH_HOST_PCH_MAX_ENTRIES", "4") or 4)
 
 _MARKER = re.compile(r'# \d+(?: "[^"\n]*")?(?: [1-4])*')
 _ALLOWED_LINES = {
@@ -174,6 +176,16 @@ def include_folder_problem(folder):
     return ""
 
 
+def compiler_problem(compiler):
+    """Why kbench would not run `compiler` (a request's, as a worker resolved it), or "": it must
+    be a GCC in a system folder, named by its real path."""
+    real = os.path.realpath(compiler)
+    if (real != compiler or not real.startswith(_SYSTEM_FOLDERS) or not os.access(real, os.X_OK)
+            or not _COMPILER.fullmatch(os.path.basename(real))):
+        return f"compiler {compiler} is not a system compiler"
+    return ""
+
+
 def text_problem(text):
     """Why the text might make GCC read or do more than compile it, or "": every preprocessor
     line must be one cudafe++ writes."""
@@ -260,62 +272,19 @@ def build_entry(root, request_dir, timeout=600):
     key = entry_key(compiler, flags, normalized)
     if key != asked.get("key") or request_dir.name != key:
         return f"{request_dir}: its key is not its contents'"
-    real = os.path.realpath(compiler)
-    if (real != compiler or not real.startswith(_SYSTEM_FOLDERS) or not os.access(real, os.X_OK)
-            or not _COMPILER.fullmatch(os.path.basename(real))):
-        return f"{request_dir}: compiler {compiler} is not a system compiler"
+    if problem := compiler_problem(compiler):
+        return f"{request_dir}: {problem}"
     if problem := flags_problem(flags) or text_problem(normalized):
         return f"{request_dir}: {problem}"
-    root = Path(root)
-    final = root / key
-    if (final / "prefix.h.gch").is_file():
-        return f"{key[:12]}: built already"
-    work = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:12]}-", dir=root))
-    try:
-        (work / "prefix.h").write_text(normalized.replace(PLACEHOLDER, token(key)), encoding="utf-8",
-                                       errors="surrogateescape")
-        command = [real, *flags, "-x", "c++-header", str(work / "prefix.h"), "-o", str(work / "prefix.h.gch")]
-        command = [c for c in command if c != "-c"]
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=work)
-        if done.returncode != 0:
-            return f"{key[:12]}: the header did not build: {done.stderr.strip()[-400:]}"
-        (work / "entry.json").write_text(json.dumps({"compiler": real, "flags": flags,
-                                                     "seconds": round(time.perf_counter() - start, 1)}))
-        for path in [work, *work.iterdir()]:
-            path.chmod(0o755 if path.is_dir() else 0o644)  # every worker user reads, none writes
-        try:
-            work.rename(final)
-        except OSError:
-            if not (final / "prefix.h.gch").is_file():
-                raise
-        return f"{key[:12]}: built in {time.perf_counter() - start:.1f} s"
-    except subprocess.TimeoutExpired:
-        return f"{key[:12]}: the header ran past {timeout} s"
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    return header_entries.build_header(root, key, compiler, flags, "prefix.h",
+                                       normalized.replace(PLACEHOLDER, token(key)), timeout)
 
 
 def build_requests(root, folders):
-    """Builds every request under `folders` (extension build folders), one at a time, then
-    removes the requests. Returns the sentences."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o755)
-    import fcntl
-
-    from kbench.pch import evict_oldest  # kbench's side only: the worker's has no package
-
-    said = []
-    with open(root / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time (several evaluations' requests)
-        for folder in folders:
-            for request in sorted(Path(folder).glob(f"**/{REQUESTS}/*")):
-                if request.is_dir():
-                    said.append(build_entry(root, request))
-                    shutil.rmtree(request, ignore_errors=True)
-        evict_oldest(root, MAX_ENTRIES, marker="entry.json")
-    return said
+    """Builds every request under `folders` (extension build folders), then removes the
+    requests. Returns the sentences."""
+    return header_entries.build_requests(root, folders, REQUESTS, build_entry,
+                                         header_entries.max_entries("KBENCH_HOST_PCH_MAX_ENTRIES"))
 
 
 def main(argv=None):

@@ -1,5 +1,5 @@
-"""c++ for load_inline's binding unit, with torch/types.h and torch/python.h in place of
-torch/extension.h.
+"""c++ for load_inline's binding unit: against kbench's precompiled torch/extension.h, or with
+torch/types.h and torch/python.h in place of torch/extension.h.
 
 torch writes a load_inline extension's `main.cpp` as `#include <torch/extension.h>`, the
 candidate's `cpp_sources`, and the pybind11 module it generates. torch/extension.h is
@@ -12,22 +12,31 @@ against 12.1 s for examples/cuda/level1_relu.py's main.cpp on the development ma
 
 This script is what torch's build.ninja runs as `$cxx` (`install()`, called in the compile and
 candidate workers by worker/loading.py, wraps torch's `_write_ninja_file` so that the file names
-it). For a `-c SRC.cpp` whose source includes torch/extension.h (or torch/torch.h) and names nothing that only
-torch/all.h declares, it compiles a copy of SRC with those includes swapped for the two smaller
-headers (`<build>/kbench-light/`, the same file name, SRC's folder searched first for quoted
-includes, as before); if the copy does not compile, it compiles SRC as written. Either way the
-object is what the source means: a unit that compiles against the smaller headers declares
-nothing differently (the headers dropped declare other names; torch's own type casters are all
-in torch/python.h). A unit that kbench's precompiled torch/extension.h serves (pch_patch.py puts
-`-Winvalid-pch` in its flags) is compiled as written: loading that header is faster still. What
-happened is written beside the object (`OBJECT.kbench-binding`), for the compile answer. The
-link and every other command go to the compiler unchanged.
+it). For a `-c SRC.cpp`:
+
+- where kbench offers its precompiled torch/extension.h (KBENCH_PCH_DIR, pch.py) and holds an
+  entry for the unit's compiler and flags, SRC is compiled as written with the entry's folder
+  first among the system includes: loading the parsed header is faster still than the smaller
+  headers below. build.ninja's command stays the same, so ninja never rebuilds because an entry
+  appeared. Without an entry the unit asks kbench for one (built after the compile, in the
+  background) and goes on:
+- where SRC includes torch/extension.h (or torch/torch.h) and names nothing that only
+  torch/all.h declares, a copy of SRC with those includes swapped for the two smaller headers is
+  compiled (`<build>/kbench-light/`, the same file name, SRC's folder searched first for quoted
+  includes, as before); if the copy does not compile, SRC as written is.
+
+Either way the object is what the source means: a unit that compiles against the smaller
+headers declares nothing differently (the headers dropped declare other names; torch's own
+type casters are all in torch/python.h), and a `.gch` is the same header parsed. What happened
+is written beside the object (`OBJECT.kbench-binding`, `OBJECT.kbench-pch`), for the compile
+answer. The link and every other command go to the compiler unchanged.
 
 KBENCH_CXX_HEADER=off leaves build.ninja's `$cxx` torch's own.
 """
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,12 +44,16 @@ from pathlib import Path
 # Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pch  # noqa: E402
 from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, write_copy  # noqa: E402
 
 # torch/python.h declares pybind11 and torch's Python glue, so only all.h's names force the
 # source as written.
 _NEEDS_FULL = re.compile(rf"\b({ALL_H_NAMES})")
 SWAPPED = "torch/types.h and torch/python.h in place of torch/extension.h"
+# GCC loads a .gch only for an include that comes before the unit's first token, as
+# load_inline writes main.cpp.
+_PCH_FIRST = re.compile(r'\A\s*#[ \t]*include[ \t]*<torch/extension\.h>')
 _SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")
 
 
@@ -100,15 +113,49 @@ def _as_written(cxx, args, target, why):
     os.execvp(cxx, [cxx, *args])
 
 
+def _against_pch(cxx, args, target, text):
+    """Compiles the unit as written against kbench's precompiled torch/extension.h where an entry
+    serves it, and returns the exit code; otherwise asks for an entry where one could serve it,
+    notes why none was used, and returns None."""
+    note = target + ".kbench-pch"
+    root = os.environ.get("KBENCH_PCH_DIR", "")
+    if not root:
+        record(note, "not used: not offered (kbench offers it to evaluations on a GPU; KBENCH_PCH=on|off)")
+        return None
+    if not _PCH_FIRST.match(text):
+        record(note, "not used: the unit does not start with #include <torch/extension.h>")
+        return None
+    resolved = shutil.which(cxx)
+    if resolved is None:
+        return None
+    compiler, flags = os.path.realpath(resolved), pch.binding_flags(args)
+    entry, key, why = pch.lookup(root, compiler, flags)
+    if entry is None:
+        if key is not None:
+            pch.request(os.getcwd(), compiler, flags, key)  # ninja runs in the build folder
+        record(note, "not used: " + why)
+        return None
+    returncode, output = _run(cxx, ["-isystem", str(entry), "-Winvalid-pch", *args])
+    rejected = "-Winvalid-pch" in output
+    if rejected and returncode != 0:  # -Werror made GCC's warning fail the unit: build without it
+        record(note, "not used: GCC rejected it (" + first_error(output) + ")")
+        return None
+    sys.stdout.write(output)
+    record(note, "not used: GCC rejected it (" + first_error(output) + ")" if rejected else str(entry))
+    record(target + ".kbench-binding", "as written: against kbench's precompiled torch/extension.h")
+    return returncode
+
+
 def main(argv):
     cxx, args = argv[1], argv[2:]
     planned = plan(args)
     if planned is None:
         os.execvp(cxx, [cxx, *args])
     source, target = planned
-    if "-Winvalid-pch" in args:
-        _as_written(cxx, args, target, "kbench's precompiled torch/extension.h serves it")
     text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    returncode = _against_pch(cxx, args, target, text)
+    if returncode is not None:
+        return returncode
     light = light_text(text)
     if light is None:
         _as_written(cxx, args, target, "it names what only torch/extension.h declares"

@@ -38,13 +38,13 @@ int main(int argc, char** argv) {
   for (const auto& command : commands) {
     if (command.app->parsed()) {
       const int code = command.run();
-      // What the command left to be built in the background (the host compile's headers)
-      // finishes before kbench exits, so no helper outlives it; said, so that the wait after
-      // the command's own output is not taken for a hang.
+      // What the command left to be built in the background (precompiled headers) finishes before
+      // kbench exits, so no helper outlives it; said, so that the wait after the command's own
+      // output is not taken for a hang.
       if (const int left = kbench::sched::unfinished_background_helpers(); left > 0) {
         std::cerr << "kbench: finishing " << left
                   << " precompiled header build(s) for later compiles before exiting "
-                     "(KBENCH_HOST_PCH=off builds none)\n";
+                     "(KBENCH_HOST_PCH=off and KBENCH_PCH=off build none)\n";
       }
       kbench::sched::wait_for_background_helpers();
       return code;

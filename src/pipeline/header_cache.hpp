@@ -1,8 +1,10 @@
 #pragma once
-// kbench's precompiled torch/extension.h for load_inline candidates (python/kbench/pch.py):
-// built by kbench itself, outside every worker, into <cache>/pch, which the workers read and
-// cannot write; the workers use an entry only when its flags equal the build's exactly
-// (python/kbench/worker/pch_patch.py). docs/architecture.md, "load_inline build time".
+// kbench's precompiled headers for load_inline builds: torch/extension.h for the binding unit
+// (python/kbench/pch.py) and cudafe++'s headers for nvcc's host compile (host_pch.py). A worker
+// that finds no entry for its flags asks for one in its build folder; kbench builds the requests
+// itself, outside every worker, in the background after the compile, into <cache>/pch and
+// <cache>/host-pch, which the workers read and cannot write. docs/architecture.md, "load_inline
+// build time".
 #include "pipeline/worker_phase.hpp"
 
 #include <chrono>
@@ -12,9 +14,10 @@
 
 namespace kbench {
 
-// <cache_dir>/pch (`cache_dir` empty: the default cache), or nullopt when KBENCH_PCH=off.
-// Any other value than unset, `on` or `off` throws std::invalid_argument naming the choices.
-std::optional<std::filesystem::path> pch_root(const std::filesystem::path& cache_dir);
+// <cache_dir>/pch (`cache_dir` empty: the default cache) under KBENCH_PCH=on, or unset for an
+// evaluation `on_gpu`; nullopt under KBENCH_PCH=off or unset on the CPU. Any other value throws
+// std::invalid_argument naming the choices.
+std::optional<std::filesystem::path> pch_root(const std::filesystem::path& cache_dir, bool on_gpu);
 
 // Whether a worker with these protections may be pointed at the shared headers: only when it
 // cannot write them (the filesystem protection confines its writes, or it runs as another user
@@ -24,13 +27,6 @@ bool pch_safe_for_worker(bool restrict_filesystem, bool runs_as_other_user);
 // Points a compile or candidate worker at `root` (KBENCH_PCH_DIR) when that is safe for it;
 // returns whether it did (making `root` first). The reference worker never builds candidates.
 bool offer_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root);
-
-// Runs `python -m kbench.pch --root <root> --candidate <candidate>` (PYTHONPATH kbench's python/,
-// the workers' environment), which builds the entries the candidate's load_inline calls would
-// use, unless they exist. Returns "" on success, else a sentence for the result's warnings.
-// Past `deadline` the builder is killed (the candidate then builds without a header).
-std::string prepare_pch(const std::filesystem::path& root, const std::filesystem::path& python,
-                        const std::string& candidate, std::chrono::milliseconds deadline);
 
 // Whether `extensions_base` (a candidate's build folder, keyed by its source and the build's
 // settings) holds a built library already: then the compile request loads it, builds nothing.
@@ -46,16 +42,16 @@ std::optional<std::filesystem::path> host_pch_root(const std::filesystem::path& 
 bool offer_host_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root);
 
 // Builds, in the background (sched/background_helpers.hpp), the entries the compile worker asked
-// for under `extensions_base`: `python -m kbench.host_pch build`, outside every worker, checks
-// each request before it builds. Nothing when there is no request.
+// for under `extensions_base`: `python -m kbench.host_pch build` (`kbench.pch build`), outside
+// every worker, checks each request before it builds. Nothing when there is no request.
 void build_host_pch_requests(const std::filesystem::path& root, const std::filesystem::path& python,
                              const std::filesystem::path& extensions_base);
+void build_pch_requests(const std::filesystem::path& root, const std::filesystem::path& python,
+                        const std::filesystem::path& extensions_base);
 
-// The compile request (worker_phase.hpp's compile_candidate), after prepare_pch when the compile
-// worker was offered `pch_dir` and the build is not cached: the preparation counts in
-// compile.seconds, and a header that could not be prepared is said in compile.pch. Then, when
-// the worker was offered `host_pch_dir` and built, the host headers it asked for
-// (build_host_pch_requests).
+// The compile request (worker_phase.hpp's compile_candidate); then, when the worker built (the
+// build was not cached) and succeeded, the headers it asked for: the host compile's when it was
+// offered `host_pch_dir`, the binding unit's when it was offered `pch_dir`.
 CompileOutcome
 compile_with_pch(sandbox::WorkerClient& worker, const std::optional<std::filesystem::path>& pch_dir,
                  const std::filesystem::path& python, const std::string& candidate_path,

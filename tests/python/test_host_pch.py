@@ -175,7 +175,7 @@ def test_a_request_whose_key_is_not_its_contents_or_whose_compiler_is_its_own_is
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 def test_an_honest_request_builds_and_the_oldest_entries_go_past_the_cap(tmp_path, monkeypatch):
-    monkeypatch.setattr(host_pch, "MAX_ENTRIES", 1)
+    monkeypatch.setenv("KBENCH_HOST_PCH_MAX_ENTRIES", "1")
     root = tmp_path / "root"
     first = request(tmp_path / "a", '# 1 "cuda.cu"\n#pragma GCC diagnostic push\nint x;\n#pragma GCC diagnostic pop\n')
     assert "built in" in host_pch.build_requests(root, [tmp_path / "a"])[0]

@@ -56,7 +56,7 @@ def fake_cxx(tmp_path):
     return script, log
 
 
-def build(tmp_path, source_text, extra=()):
+def build(tmp_path, source_text, extra=(), env=None):
     cxx, log = fake_cxx(tmp_path)
     build_dir = tmp_path / "ext"
     build_dir.mkdir()
@@ -64,8 +64,9 @@ def build(tmp_path, source_text, extra=()):
     source.write_text(source_text)
     target = build_dir / "main.o"
     args = ["-MMD", "-MF", f"{target}.d", "-fPIC", *extra, "-c", str(source), "-o", str(target)]
+    env = {k: v for k, v in os.environ.items() if k != "KBENCH_PCH_DIR"} | (env or {})
     run = subprocess.run([sys.executable, "-I", "-S", str(WRAPPER), str(cxx), *args],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     calls = log.read_text().splitlines() if log.exists() else []
     note = Path(f"{target}.kbench-binding")
     return run, calls, note.read_text().strip() if note.exists() else None, build_dir
@@ -100,11 +101,20 @@ def test_a_unit_naming_what_only_torch_all_declares_goes_straight_to_the_compile
     assert note == "as written: it names what only torch/extension.h declares"
 
 
-def test_a_unit_served_by_kbenchs_precompiled_header_is_built_as_written(tmp_path):
-    run, calls, note, _ = build(tmp_path, MAIN, extra=["-isystem", "/cache/pch/entry", "-Winvalid-pch"])
+def test_without_kbenchs_precompiled_header_offered_the_note_says_so(tmp_path):
+    run, _, _, build_dir = build(tmp_path, MAIN)
     assert run.returncode == 0
-    assert len(calls) == 1 and "kbench-light" not in calls[0]
-    assert note == "as written: kbench's precompiled torch/extension.h serves it"
+    assert (build_dir / "main.o.kbench-pch").read_text().startswith("not used: not offered")
+
+
+def test_a_compiler_kbench_would_not_run_is_never_asked_a_header_for(tmp_path):
+    """The fake compiler lives under a temporary folder: kbench's builder would refuse it, so the
+    unit asks for nothing and builds against the smaller headers."""
+    run, calls, note, build_dir = build(tmp_path, MAIN, env={"KBENCH_PCH_DIR": str(tmp_path / "pch")})
+    assert run.returncode == 0, run.stderr
+    assert len(calls) == 1 and note == light_cxx.SWAPPED
+    assert "is not a system compiler" in (build_dir / "main.o.kbench-pch").read_text()
+    assert not (build_dir / "kbench-pch").exists()
 
 
 def test_the_link_and_other_commands_pass_through(tmp_path):

@@ -25,22 +25,23 @@ struct PchSetting {
   ~PchSetting() { unsetenv("KBENCH_PCH"); }
 };
 
-TEST(HeaderCache, RootIsBeneathTheCacheOnlyWhenTurnedOn) {
+TEST(HeaderCache, TheBindingHeaderIsOnForGpuEvaluationsUnlessSetOtherwise) {
   {
-    PchSetting unset(nullptr); // opt-in: its flag computation costs every evaluation
-    EXPECT_FALSE(pch_root("/c").has_value());
+    PchSetting unset(nullptr); // built after the compile: pays back over a GPU batch's builds
+    EXPECT_EQ(pch_root("/c", true), fs::path("/c/pch"));
+    EXPECT_FALSE(pch_root("/c", false).has_value()); // a CPU machine would wait on it at exit
   }
   {
     PchSetting on("on");
-    EXPECT_EQ(pch_root("/c"), fs::path("/c/pch"));
+    EXPECT_EQ(pch_root("/c", false), fs::path("/c/pch"));
   }
   {
     PchSetting off("off");
-    EXPECT_FALSE(pch_root("/c").has_value());
+    EXPECT_FALSE(pch_root("/c", true).has_value());
   }
   PchSetting bad("yes");
   try {
-    (void)pch_root("/c");
+    (void)pch_root("/c", true);
     FAIL() << "KBENCH_PCH=yes was accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("KBENCH_PCH=yes is not a choice"), std::string::npos);
@@ -71,26 +72,7 @@ TEST(HeaderCache, OnlyWorkersThatCannotWriteTheCacheAreOfferedIt) {
   fs::remove_all(root.parent_path());
 }
 
-TEST(HeaderCache, TheBuilderRunsAndItsFailureIsASentence) {
-  const fs::path dir = fs::temp_directory_path() / "kbench-test-header-cache";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path candidate = dir / "candidate.py";
-  std::ofstream(candidate) << "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n";
-  // No load_inline call: nothing to build, the cache directory is made and the run succeeds.
-  EXPECT_EQ(prepare_pch(dir / "pch", {}, candidate.string(), std::chrono::seconds(60)), "");
-  EXPECT_TRUE(fs::is_directory(dir / "pch" / "variants"));
-  // A native candidate never starts the builder.
-  EXPECT_EQ(prepare_pch(dir / "native-pch", {}, (dir / "k.cu").string(), std::chrono::seconds(5)),
-            "");
-  EXPECT_FALSE(fs::exists(dir / "native-pch"));
-  const std::string failed =
-      prepare_pch(dir / "pch", "/bin/false", candidate.string(), std::chrono::seconds(5));
-  EXPECT_NE(failed.find("precompiled header not prepared"), std::string::npos) << failed;
-  fs::remove_all(dir);
-}
-
-TEST(HeaderCache, ACachedBuildIsSeenSoTheHeaderIsNotPrepared) {
+TEST(HeaderCache, ACachedBuildIsSeenSoNoHeaderIsBuiltAfterIt) {
   const fs::path dir = fs::temp_directory_path() / "kbench-test-built-library";
   fs::remove_all(dir);
   EXPECT_FALSE(has_built_library(dir)); // no folder yet
@@ -136,27 +118,45 @@ TEST(HeaderCache, TheHostCompilesHeadersAreOnUnlessTurnedOff) {
   fs::remove_all(root.parent_path());
 }
 
-TEST(HeaderCache, TheHostHeadersBuilderStartsOnlyWhereAWorkerAskedForOne) {
-  const fs::path dir = fs::temp_directory_path() / "kbench-test-host-pch-requests";
-  fs::remove_all(dir);
-  fs::create_directories(dir / "build" / "ext");
-  // A stand-in interpreter that records how it was called.
+// A stand-in interpreter that records how it was called.
+fs::path recording_python(const fs::path& dir) {
   const fs::path python = dir / "python";
   std::ofstream(python) << "#!/bin/sh\necho \"$@\" > '" << (dir / "called").string() << "'\n";
   fs::permissions(python, fs::perms::owner_all);
+  return python;
+}
+
+std::string called(const fs::path& dir) {
+  std::ifstream in(dir / "called");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(HeaderCache, EachHeadersBuilderStartsOnlyWhereAWorkerAskedForOne) {
+  const fs::path dir = fs::temp_directory_path() / "kbench-test-header-requests";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "build" / "ext");
+  const fs::path python = recording_python(dir);
   const int before = sched::wait_for_background_helpers();
   build_host_pch_requests(dir / "host-pch", python, dir / "build");
+  build_pch_requests(dir / "pch", python, dir / "build");
   EXPECT_EQ(sched::wait_for_background_helpers(), before); // nothing asked: nothing ran
   EXPECT_FALSE(fs::exists(dir / "called"));
 
   fs::create_directories(dir / "build" / "ext" / "kbench-host-pch" / "abc");
+  build_pch_requests(dir / "pch", python, dir / "build"); // the other cache's request
+  EXPECT_EQ(sched::wait_for_background_helpers(), before);
   build_host_pch_requests(dir / "host-pch", python, dir / "build");
   EXPECT_EQ(sched::wait_for_background_helpers(), before + 1);
-  std::ifstream in(dir / "called");
-  std::stringstream called;
-  called << in.rdbuf();
-  EXPECT_EQ(called.str(), "-m kbench.host_pch build --root " + (dir / "host-pch").string() + " " +
-                              (dir / "build").string() + "\n");
+  EXPECT_EQ(called(dir), "-m kbench.host_pch build --root " + (dir / "host-pch").string() + " " +
+                             (dir / "build").string() + "\n");
+
+  fs::create_directories(dir / "build" / "ext" / "kbench-pch" / "def");
+  build_pch_requests(dir / "pch", python, dir / "build");
+  EXPECT_EQ(sched::wait_for_background_helpers(), before + 2);
+  EXPECT_EQ(called(dir), "-m kbench.pch build --root " + (dir / "pch").string() + " " +
+                             (dir / "build").string() + "\n");
   fs::remove_all(dir);
 }
 

@@ -77,8 +77,8 @@ def _torch_version():
 
 
 def _unit_notes(extensions_dir, suffix):
-    """What light_nvcc.py (`.kbench-header`) or light_cxx.py (`.kbench-binding`) left beside the
-    units it built: one line per distinct note, or "" where it built none."""
+    """What light_nvcc.py (`.kbench-header`) or light_cxx.py (`.kbench-binding`, `.kbench-pch`)
+    left beside the units it built: one line per distinct note, or "" where it built none."""
     lines = sorted({p.read_text(errors="replace").strip() for p in Path(extensions_dir).rglob("*" + suffix)})
     return "; ".join(lines)
 
@@ -97,10 +97,9 @@ def _compile(request):
 
         load_candidate(request["candidate"])
     from .own_kernels import own_kernel_names
-    from .pch_patch import state as pch
 
     return {
-        "pch": pch["entry"] or f"not used: {pch['reason']}",
+        "pch": _unit_notes(extensions_dir, ".kbench-pch"),
         "cuda_header": _unit_notes(extensions_dir, ".kbench-header"),
         "binding_header": _unit_notes(extensions_dir, ".kbench-binding"),
         "ok": True,

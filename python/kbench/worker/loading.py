@@ -94,12 +94,11 @@ def load_candidate(path, problem=None):
     if native_candidate.is_native(path):
         return native_candidate.module_for(path, problem, os.environ.get("TORCH_EXTENSIONS_DIR", "."))
     from .. import light_cxx, light_nvcc
-    from . import pch_patch
 
-    # kbench's precompiled torch/extension.h for load_inline (pch_patch.py); only where the file
-    # names cpp_extension, since importing it costs the others 0.6 s and a warning line.
+    # build.ninja's compilers (light_nvcc.py, light_cxx.py: the smaller headers and kbench's
+    # precompiled ones); only where the file names cpp_extension, since importing it costs the
+    # others 0.6 s and a warning line.
     if "cpp_extension" in Path(path).read_text(encoding="utf-8", errors="replace"):
-        pch_patch.install()
         light_nvcc.install()
         light_cxx.install()
     module = exec_module(path, "kbench_candidate", "candidate")
