@@ -3,8 +3,8 @@ against torch/types.h and nvcc's front ends side by side (`light`, python/kbench
 and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s headers part for
 nvcc's host compile (`light+host`, python/kbench/host_pch.py), with the binding unit against
 torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py: kbench's
-default on the CPU), and with kbench's precompiled torch/extension.h for the binding unit
-instead (`light+host+pch`, python/kbench/pch.py: kbench's default on a GPU; `pch`, `light+pch`
+default), and with kbench's precompiled torch/extension.h for the binding unit
+instead (`light+host+pch`, python/kbench/pch.py, KBENCH_PCH=on; `pch`, `light+pch`
 and `light+bind` without one cut or another).
 
 Each build runs the candidate file in a fresh interpreter with a fresh TORCH_EXTENSIONS_DIR

@@ -120,7 +120,7 @@ def _against_pch(cxx, args, target, text):
     note = target + ".kbench-pch"
     root = os.environ.get("KBENCH_PCH_DIR", "")
     if not root:
-        record(note, "not used: not offered (kbench offers it to evaluations on a GPU; KBENCH_PCH=on|off)")
+        record(note, "not used: not offered (KBENCH_PCH=on offers it)")
         return None
     if not _PCH_FIRST.match(text):
         record(note, "not used: the unit does not start with #include <torch/extension.h>")

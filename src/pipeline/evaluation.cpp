@@ -282,7 +282,7 @@ private:
         extensions_base());
     launch.environment.insert(extra.begin(), extra.end());
     launch.wrapper = wrapper;
-    if (const auto pch = pch_root(m_options.cache_dir, m_result.device != "cpu");
+    if (const auto pch = pch_root(m_options.cache_dir);
         pch && offer_pch(launch, role, *pch) && role == WorkerRole::compile) {
       m_pch_dir = pch;
     }

@@ -16,21 +16,20 @@ namespace kbench {
 
 namespace fs = std::filesystem;
 
-std::optional<fs::path> pch_root(const fs::path& cache_dir, bool on_gpu) {
+std::optional<fs::path> pch_root(const fs::path& cache_dir) {
   const char* value = std::getenv("KBENCH_PCH");
   const std::string setting = value ? value : "";
   if (!setting.empty() && setting != "on" && setting != "off") {
     throw std::invalid_argument(fmt::format(
         "KBENCH_PCH={} is not a choice: set it to `on` (load_inline builds its binding unit "
-        "against kbench's precompiled torch/extension.h, built once per flag set), `off`, or "
-        "leave it unset (on for evaluations on a GPU)",
+        "against kbench's precompiled torch/extension.h, built once per flag set) or `off`, or "
+        "leave it unset (off)",
         setting));
   }
-  // Unset: on where evaluations run on a GPU. The header's build (36-46 s of one core, about
-  // 750 MB) runs after the compile and pays back over a batch of builds; on a CPU-only machine
-  // a few C++ candidates would wait on it at exit (docs/architecture.md, "load_inline build
-  // time").
-  if (setting == "off" || (setting.empty() && !on_gpu)) {
+  // Opt-in: no batch has shown it faster. On the H100 host's batch from a fresh cache the run
+  // with it was slower, though mostly before any header existed (docs/gpu-validation.md,
+  // seventeenth session); its build is 50 s of one core and 685 MB per flag set.
+  if (setting != "on") {
     return std::nullopt;
   }
   return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / "pch";

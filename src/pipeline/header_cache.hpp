@@ -14,10 +14,9 @@
 
 namespace kbench {
 
-// <cache_dir>/pch (`cache_dir` empty: the default cache) under KBENCH_PCH=on, or unset for an
-// evaluation `on_gpu`; nullopt under KBENCH_PCH=off or unset on the CPU. Any other value throws
-// std::invalid_argument naming the choices.
-std::optional<std::filesystem::path> pch_root(const std::filesystem::path& cache_dir, bool on_gpu);
+// <cache_dir>/pch (`cache_dir` empty: the default cache) under KBENCH_PCH=on; nullopt when it is
+// unset or `off`. Any other value throws std::invalid_argument naming the choices.
+std::optional<std::filesystem::path> pch_root(const std::filesystem::path& cache_dir);
 
 // Whether a worker with these protections may be pointed at the shared headers: only when it
 // cannot write them (the filesystem protection confines its writes, or it runs as another user
