@@ -142,7 +142,9 @@ def _against_pch(cxx, args, target, text):
         return None
     sys.stdout.write(output)
     record(note, "not used: GCC rejected it (" + first_error(output) + ")" if rejected else str(entry))
-    record(target + ".kbench-binding", "as written: against kbench's precompiled torch/extension.h")
+    record(target + ".kbench-binding", "as written: " + (
+        "GCC rejected kbench's precompiled torch/extension.h" if rejected
+        else "against kbench's precompiled torch/extension.h"))
     return returncode
 
 
