@@ -144,7 +144,6 @@ def _remove_old_layout(root):
 def build_requests(root, folders):
     """Builds every request under `folders` (extension build folders), then removes the
     requests. Returns the sentences."""
-    Path(root).mkdir(parents=True, exist_ok=True)
     _remove_old_layout(root)
     return header_entries.build_requests(root, folders, REQUESTS, build_entry,
                                          header_entries.max_entries("KBENCH_PCH_MAX_ENTRIES"))
