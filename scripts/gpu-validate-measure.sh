@@ -256,7 +256,7 @@ PY
       ;;
     cold-build)
       TORCH_CUDA_ARCH_LIST=9.0 timeout "$(limit 300)" python3 bench/cold_build/run.py \
-        examples/cuda/level1_relu.py --modes "${KBENCH_COLD_MODES:-stock,light+host,light+host+bind,light+host+pch}" \
+        examples/cuda/level1_relu.py --modes "${KBENCH_COLD_MODES:-stock,light+host+bind,light+host+bind+aten}" \
         --pch-root "$(mktemp -d)" > "$R/cold-build.txt" 2>&1 # the headers (0.4-0.75 GB) stay out of $R
       at "cold-build rc=$?"
       cat "$R/cold-build.txt"
@@ -273,7 +273,7 @@ PY
         KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
           "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
           > "$R/cold-eval-$name.txt" 2>&1
-        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "binding unit:", c.get("binding_header"), "wall", r["wall_s"])' "$R/cold-eval-$name.json" 2>&1 | head -c 500)"
+        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "binding unit:", c.get("binding_header"), "ATen:", c.get("aten_header"), "wall", r["wall_s"])' "$R/cold-eval-$name.json" 2>&1 | head -c 500)"
       done
       rm -rf "$cache"
       ;;

@@ -2,8 +2,9 @@
 against torch/types.h and nvcc's front ends side by side (`light`, python/kbench/light_nvcc.py
 and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s headers part for
 nvcc's host compile (`light+host`, python/kbench/host_pch.py), with the binding unit against
-torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py: kbench's
-default), and with kbench's precompiled torch/extension.h for the binding unit
+torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py), with
+both units against kbench's ATen/Functions.h too (`light+host+bind+aten`, python/kbench/
+aten_subset.py: kbench's default), and with kbench's precompiled torch/extension.h for the binding unit
 instead (`light+host+pch`, python/kbench/pch.py, KBENCH_PCH=on; `pch`, `light+pch`
 and `light+bind` without one cut or another).
 
@@ -33,7 +34,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MODES = ("stock", "light", "pch", "light+pch", "light+bind", "light+host", "light+host+bind", "light+host+pch")
+# kbench's ATen/Functions.h (python/kbench/aten_subset.py), kept between runs: it follows from the
+# torch install alone.
+ATEN_ROOT = Path.home() / ".cache" / "kbench" / "bench-aten-subset"
+MODES = ("stock", "light", "pch", "light+pch", "light+bind", "light+host", "light+host+bind", "light+host+pch",
+         "light+host+bind+aten", "light+host+pch+aten")
 
 RUNNER = r"""
 import os, runpy, sys, time
@@ -52,7 +57,8 @@ except Exception as exc:  # a CUDA extension on a machine without a GPU: built, 
 def notes(suffix):
     return [p.read_text().strip() for p in Path(os.environ["TORCH_EXTENSIONS_DIR"]).rglob("*" + suffix)]
 print(f"BUILD {time.perf_counter() - start:.1f} s ({outcome}); pch: {notes('.kbench-pch')}; "
-      f"cuda unit: {notes('.kbench-header')}; binding unit: {notes('.kbench-binding')}")
+      f"cuda unit: {notes('.kbench-header')}; binding unit: {notes('.kbench-binding')}; "
+      f"ATen/Functions.h: {notes('.kbench-aten')}")
 """
 
 
@@ -70,8 +76,11 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
     """Wall seconds of one cold build of `candidate` in `mode` (`keep`: build there, and keep
     it, rather than in a fresh temporary folder)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "KBENCH_BENCH_BIND", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR"):
+    for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "KBENCH_BENCH_BIND", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR",
+                 "KBENCH_ATEN_SUBSET_DIR"):
         env.pop(name, None)
+    if "aten" in mode:
+        env["KBENCH_ATEN_SUBSET_DIR"] = str(ATEN_ROOT)
     if "pch" in mode:
         env["KBENCH_PCH_DIR"] = str(pch_root)
     if "light" in mode:
@@ -109,19 +118,22 @@ def main():
     if unknown or "stock" not in modes:
         parser.error(f"--modes {args.modes}: needs stock (the baseline) and only {', '.join(MODES)}")
     sys.path.insert(0, str(ROOT / "python"))
-    from kbench import host_pch, pch
+    from kbench import aten_subset, host_pch, pch
 
     root = args.pch_root or Path(tempfile.mkdtemp(prefix="kbench-pch-"))
     host_root = Path(tempfile.mkdtemp(prefix="kbench-host-pch-"))
-    prime = "light" + ("+host" if any("host" in m for m in modes) else "") + (
-        "+pch" if any("pch" in m for m in modes) else "")
-    if prime != "light":
+    if any("aten" in m for m in modes):
+        print("kbench's ATen/Functions.h:", aten_subset.build(ATEN_ROOT, aten_subset.installed_torch_include()))
+    # The host compile's header differs with and without kbench's ATen/Functions.h: one of each.
+    for aten in sorted({"+aten" if "aten" in m else "" for m in modes if "host" in m or "pch" in m}):
+        prime = "light" + ("+host" if any("host" in m for m in modes) else "") + (
+            "+pch" if any("pch" in m for m in modes) else "") + aten
         start = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="kbench-cold-build-prime-") as folder:
             build(args.candidate, prime, root, host_root, keep=folder)
             said = host_pch.build_requests(host_root, [folder]) + pch.build_requests(root, [folder])
-        print(f"headers ready in {time.perf_counter() - start:.1f} s (a build of their own, then "
-              f"kbench's builders): {said}")
+        print(f"headers ready{' (with ' + aten[1:] + ')' if aten else ''} in {time.perf_counter() - start:.1f} s "
+              f"(a build of their own, then kbench's builders): {said}")
     for run in range(args.runs):
         walls = {mode: build(args.candidate, mode, root, host_root) for mode in modes}
         ratios = ", ".join(f"{mode} {walls[mode] / walls['stock']:.2f}" for mode in modes)

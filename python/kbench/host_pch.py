@@ -143,13 +143,13 @@ def flags_problem(flags):
             value = flags[i + 1]
             if flag == "-x" and value != "c++":
                 return f"-x {value}"
-            if flag != "-x" and (problem := include_folder_problem(value)):
+            if flag != "-x" and (problem := include_folder_problem(value, _aten_entry(value))):
                 return problem
             i += 2
             continue
         if flag.startswith(_INCLUDE_FLAGS):
             value = flag[len("-isystem"):] if flag.startswith("-isystem") else flag[2:]
-            if problem := include_folder_problem(value):
+            if problem := include_folder_problem(value, _aten_entry(value)):
                 return problem
         elif not _FLAG.fullmatch(flag):
             return f"the flag {flag!r} is not on kbench's list"
@@ -157,9 +157,22 @@ def flags_problem(flags):
     return ""
 
 
-def include_folder_problem(folder):
+def _aten_entry(folder):
+    """Whether `folder` is an entry of kbench's ATen/Functions.h (aten_subset.py), which kbench
+    made and no worker can write, wherever kbench's cache is."""
+    path = Path(folder)
+    try:  # nothing else in it: no crt/host_runtime.h, the one header the host compile looks up
+        return (re.fullmatch(r"[0-9a-f]{64}", path.name) is not None
+                and sorted(p.name for p in path.iterdir()) == ["ATen", "entry.json"]
+                and [p.name for p in (path / "ATen").iterdir()] == ["Functions.h"])
+    except OSError:
+        return False
+
+
+def include_folder_problem(folder, temporary_ok=False):
     """Why a header from `folder` could differ between the entry's build and its use (a folder
-    some worker could write), or ""."""
+    some worker could write), or "". `temporary_ok`: a folder under /tmp may do, for kbench's
+    own entries in a cache there (still owned by kbench and written by no one else)."""
     path = Path(folder)
     if not path.is_absolute() or not path.is_dir():
         return f"include folder {folder} is not an absolute folder"
@@ -171,7 +184,7 @@ def include_folder_problem(folder):
         if info.st_mode & stat.S_IWOTH and not (part != real and info.st_mode & stat.S_ISVTX):
             return f"include folder {folder}: {part} is writable by everyone"
     temp = [os.path.realpath(p) for p in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev", "/run")]
-    if any(str(real) == t or str(real).startswith(t + "/") for t in temp):
+    if not temporary_ok and any(str(real) == t or str(real).startswith(t + "/") for t in temp):
         return f"include folder {folder} is under a temporary folder"
     return ""
 

@@ -46,3 +46,8 @@ def first_error(output):
         if "error" in line:
             return line.strip()[:300]
     return output.strip().splitlines()[-1][:300] if output.strip() else "no output"
+
+
+def subset_header_note(flags, note):
+    """What the note beside the object says of ATen/Functions.h (aten_subset.py)."""
+    return note if flags else "torch's ATen/Functions.h: kbench's not used: " + note

@@ -44,8 +44,9 @@ from pathlib import Path
 # Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aten_subset  # noqa: E402
 import pch  # noqa: E402
-from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, write_copy  # noqa: E402
+from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, subset_header_note, write_copy  # noqa: E402
 
 # torch/python.h declares pybind11 and torch's Python glue, so only all.h's names force the
 # source as written.
@@ -162,13 +163,16 @@ def main(argv):
     if light is None:
         _as_written(cxx, args, target, "it names what only torch/extension.h declares"
                     if TORCH_INCLUDE.search(text) else "no torch/extension.h")
-    copy = write_copy(source, target, light)
+    subset_flags, subset_text, subset_note = aten_subset.plan(light, source, args, "#include <torch/python.h>")
+    copy = write_copy(source, target, subset_text or light)
     at = args.index(source)
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else.
-    returncode, output = _run(cxx, ["-iquote", str(Path(source).parent), *args[:at], str(copy), *args[at + 1:]])
+    returncode, output = _run(cxx, ["-iquote", str(Path(source).parent), *(subset_flags or []), *args[:at],
+                                    str(copy), *args[at + 1:]])
     if returncode == 0:
         sys.stdout.write(output)
         record(target + ".kbench-binding", SWAPPED)
+        record(target + ".kbench-aten", subset_header_note(subset_flags, subset_note))
         return 0
     _as_written(cxx, args, target, "with torch/types.h and torch/python.h it did not compile ("
                 + first_error(output) + ")")

@@ -33,8 +33,9 @@ from pathlib import Path
 # Run as a script with -I, which leaves this file's folder off sys.path: kbench's own folder,
 # which the workers read and cannot write.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aten_subset  # noqa: E402
 import nvcc_steps  # noqa: E402
-from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, write_copy  # noqa: E402
+from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, subset_header_note, write_copy  # noqa: E402
 
 # Beyond all.h's names, the CUDA unit's smaller header lacks pybind11 and torch's Python glue.
 _NEEDS_FULL = re.compile(
@@ -97,15 +98,17 @@ def main(argv):
     if light is None:
         return _compile(nvcc, args, target, "as written: " + (
             "it names what only torch/extension.h declares" if TORCH_INCLUDE.search(text) else "no torch/extension.h"))
-    copy = write_copy(source, target, light)
+    subset_flags, subset_text, subset_note = aten_subset.plan(light, source, args, "#include <torch/types.h>")
+    copy = write_copy(source, target, subset_text or light)
     at = args.index(source)
     # Quoted includes were looked up beside SOURCE first; the copy's folder holds nothing else,
     # so SOURCE's folder first among the -I folders finds what it found.
-    swapped = ["-I", str(Path(source).parent), *args[:at], str(copy), *args[at + 1:]]
+    swapped = ["-I", str(Path(source).parent), *(subset_flags or []), *args[:at], str(copy), *args[at + 1:]]
     returncode, output, steps = nvcc_steps.compile_unit(nvcc, swapped)
     if returncode == 0:
         sys.stdout.write(output)
         record(target + ".kbench-header", SWAPPED + (f"; {steps}" if steps else ""))
+        record(target + ".kbench-aten", subset_header_note(subset_flags, subset_note))
         return 0
     return _compile(nvcc, args, target,
                     "as written: with torch/types.h it did not compile (" + first_error(output) + ")")

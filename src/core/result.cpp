@@ -323,6 +323,7 @@ nlohmann::json to_json(const EvalResult& r) {
         {"pch", r.compile.pch},
         {"cuda_header", r.compile.cuda_header},
         {"binding_header", r.compile.binding_header},
+        {"aten_header", r.compile.aten_header},
         {"log", r.compile.log}}},
       {"correctness", correctness_summary(r)},
       {"timing", timing},

@@ -61,6 +61,10 @@ struct CompileInfo {
   // load_inline's binding units (python/kbench/light_cxx.py): "torch/types.h and torch/python.h
   // in place of torch/extension.h", or "as written: <why>"; empty when none was built here
   std::string binding_header;
+  // Both kinds of unit built against torch/types.h (python/kbench/aten_subset.py): "kbench's
+  // ATen/Functions.h: N of M operators (K named by the unit)", or "torch's ATen/Functions.h:
+  // kbench's not used: <why>"; empty when no such unit was built here
+  std::string aten_header;
 };
 
 struct OutputComparison {

@@ -313,6 +313,7 @@ EvalResult read_result(const Reader& in) {
     compile->read("pch", r.compile.pch);
     compile->read("cuda_header", r.compile.cuda_header);
     compile->read("binding_header", r.compile.binding_header);
+    compile->read("aten_header", r.compile.aten_header);
     compile->read("log", r.compile.log);
   }
   if (const auto correctness = in.object("correctness")) {

@@ -106,6 +106,9 @@ PhaseOutcome build(const DisassembleOptions& options, const SourceFile& source,
   launch.limits.cpu_seconds = cpu_seconds_limit(options.compile_timeout);
   const auto host_pch = host_pch_root(options.cache_dir);
   const bool offered = host_pch && offer_host_pch(launch, WorkerRole::compile, *host_pch);
+  if (const auto aten = aten_subset_root(options.cache_dir)) {
+    offer_aten_subset(launch, WorkerRole::compile, *aten, options.python);
+  }
   must_read_sources(launch, {}, source.path);
   auto worker = launch_worker(launch);
   const PhaseOutcome built =

@@ -286,6 +286,9 @@ private:
         pch && offer_pch(launch, role, *pch) && role == WorkerRole::compile) {
       m_pch_dir = pch;
     }
+    if (const auto aten = aten_subset_root(m_options.cache_dir)) {
+      offer_aten_subset(launch, role, *aten, m_options.python);
+    }
     if (const auto host = host_pch_root(m_options.cache_dir);
         host && offer_host_pch(launch, role, *host) && role == WorkerRole::compile) {
       m_host_pch_dir = host;

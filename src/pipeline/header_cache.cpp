@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -78,6 +80,56 @@ sandbox::EnvironmentMap helper_overrides() {
 }
 
 } // namespace
+
+std::optional<fs::path> aten_subset_root(const fs::path& cache_dir) {
+  const char* value = std::getenv("KBENCH_ATEN_SUBSET");
+  const std::string setting = value ? value : "";
+  if (setting == "off") {
+    return std::nullopt;
+  }
+  if (!setting.empty() && setting != "on") {
+    throw std::invalid_argument(fmt::format(
+        "KBENCH_ATEN_SUBSET={} is not a choice: set it to `on` (the default: units built against "
+        "torch/types.h read kbench's ATen/Functions.h, which includes only the operators they "
+        "and torch's headers name) or `off`",
+        setting));
+  }
+  return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / "aten-subset";
+}
+
+namespace {
+
+// The entry follows from the torch install alone and takes about 2 s to build, so it is built
+// before the first worker that could use it, once per process (then about 0.1 s to find it).
+void ensure_aten_subset(const fs::path& root, const fs::path& python) {
+  static std::mutex mutex;
+  static std::set<std::pair<fs::path, fs::path>> done;
+  std::lock_guard lock(mutex);
+  if (!done.insert({root, python}).second) {
+    return;
+  }
+  const auto outcome = sched::run_helper(
+      {interpreter_of(python).string(), "-m", "kbench.aten_subset", "build", "--root",
+       root.string()},
+      sandbox::to_envp(sandbox::worker_environment(helper_overrides())), std::chrono::minutes(2));
+  if (!outcome.started || outcome.exit_code != 0) {
+    // The units build against torch's own header and say so (compile.aten_header).
+    fmt::print(stderr, "kbench: kbench's ATen/Functions.h was not built ({}): {}\n",
+               outcome.timed_out ? "past 2 minutes" : "the builder failed", outcome.output);
+  }
+}
+
+} // namespace
+
+bool offer_aten_subset(WorkerLaunch& launch, WorkerRole role, const fs::path& root,
+                       const fs::path& python) {
+  if (!may_offer(launch, role) || !make_shared_root(root)) {
+    return false;
+  }
+  ensure_aten_subset(root, python);
+  launch.environment["KBENCH_ATEN_SUBSET_DIR"] = root.string();
+  return true;
+}
 
 bool offer_host_pch(WorkerLaunch& launch, WorkerRole role, const fs::path& root) {
   if (!may_offer(launch, role) || !make_shared_root(root)) {

@@ -40,6 +40,18 @@ std::optional<std::filesystem::path> host_pch_root(const std::filesystem::path& 
 // (pch_safe_for_worker), making `root` first; returns whether it did.
 bool offer_host_pch(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root);
 
+// kbench's ATen/Functions.h for units built against torch/types.h (python/kbench/aten_subset.py):
+// on by default, <cache_dir>/aten-subset; nullopt under KBENCH_ATEN_SUBSET=off. Any other value
+// than unset, `on` or `off` throws std::invalid_argument naming the choices.
+std::optional<std::filesystem::path> aten_subset_root(const std::filesystem::path& cache_dir);
+
+// Points a compile or candidate worker at `root` (KBENCH_ATEN_SUBSET_DIR) when that is safe for it
+// (pch_safe_for_worker); the first time in this process for `root`, builds the entry for the torch
+// that `python` imports first (`python -m kbench.aten_subset build`, outside every worker, about
+// 2 s once per torch install). Returns whether it offered it.
+bool offer_aten_subset(WorkerLaunch& launch, WorkerRole role, const std::filesystem::path& root,
+                       const std::filesystem::path& python);
+
 // Builds, in the background (sched/background_helpers.hpp), the entries the compile worker asked
 // for under `extensions_base`: `python -m kbench.host_pch build` (`kbench.pch build`), outside
 // every worker, checks each request before it builds. Nothing when there is no request.

@@ -360,6 +360,7 @@ CompileOutcome compile_candidate(sandbox::WorkerClient& worker, const std::strin
     out.info.pch = out.phase.body.value("pch", "");
     out.info.cuda_header = out.phase.body.value("cuda_header", "");
     out.info.binding_header = out.phase.body.value("binding_header", "");
+    out.info.aten_header = out.phase.body.value("aten_header", "");
   } else {
     if (out.phase.body.is_object()) {
       out.info.first_error = out.phase.body.value("first_error", "");

@@ -242,7 +242,8 @@ const std::vector<std::string>& per_job_variables() {
                                                  "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
                                                  // offered to the compile and candidate workers
                                                  // only: read by kbench's build wrappers
-                                                 "KBENCH_PCH_DIR", "KBENCH_HOST_PCH_DIR"};
+                                                 "KBENCH_PCH_DIR", "KBENCH_HOST_PCH_DIR",
+                                                 "KBENCH_ATEN_SUBSET_DIR"};
   return names;
 }
 

@@ -77,7 +77,7 @@ def _torch_version():
 
 
 def _unit_notes(extensions_dir, suffix):
-    """What light_nvcc.py (`.kbench-header`) or light_cxx.py (`.kbench-binding`, `.kbench-pch`)
+    """What light_nvcc.py (`.kbench-header`) or light_cxx.py (`.kbench-binding`, `.kbench-pch`), and both (`.kbench-aten`),
     left beside the units it built: one line per distinct note, or "" where it built none."""
     lines = sorted({p.read_text(errors="replace").strip() for p in Path(extensions_dir).rglob("*" + suffix)})
     return "; ".join(lines)
@@ -102,6 +102,7 @@ def _compile(request):
         "pch": _unit_notes(extensions_dir, ".kbench-pch"),
         "cuda_header": _unit_notes(extensions_dir, ".kbench-header"),
         "binding_header": _unit_notes(extensions_dir, ".kbench-binding"),
+        "aten_header": _unit_notes(extensions_dir, ".kbench-aten"),
         "ok": True,
         "seconds": time.perf_counter() - start,
         "cached": cached,
