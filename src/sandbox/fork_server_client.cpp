@@ -237,13 +237,12 @@ bool fork_server_wanted() {
 }
 
 const std::vector<std::string>& per_job_variables() {
-  static const std::vector<std::string> names = {"TMPDIR", "HOME", "USER", "LOGNAME",
-                                                 "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST",
-                                                 "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
-                                                 // offered to the compile and candidate workers
-                                                 // only: read by kbench's build wrappers
-                                                 "KBENCH_PCH_DIR", "KBENCH_HOST_PCH_DIR",
-                                                 "KBENCH_ATEN_SUBSET_DIR"};
+  static const std::vector<std::string> names = {
+      "TMPDIR", "HOME", "USER", "LOGNAME", "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST",
+      "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
+      // offered to the compile and candidate workers
+      // only: read by kbench's build wrappers
+      "KBENCH_PCH_DIR", "KBENCH_HOST_PCH_DIR", "KBENCH_ATEN_SUBSET_DIR"};
   return names;
 }
 

@@ -132,6 +132,40 @@ std::string called(const fs::path& dir) {
   return text.str();
 }
 
+TEST(HeaderCache, TheAtenSubsetIsOnUnlessTurnedOffAndBuiltOnceBeforeTheFirstWorker) {
+  unsetenv("KBENCH_ATEN_SUBSET");
+  EXPECT_EQ(aten_subset_root("/c"), fs::path("/c/aten-subset"));
+  setenv("KBENCH_ATEN_SUBSET", "off", 1);
+  EXPECT_FALSE(aten_subset_root("/c").has_value());
+  setenv("KBENCH_ATEN_SUBSET", "yes", 1);
+  EXPECT_THROW((void)aten_subset_root("/c"), std::invalid_argument);
+  unsetenv("KBENCH_ATEN_SUBSET");
+
+  const fs::path dir = fs::temp_directory_path() / "kbench-test-offer-aten-subset";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path python = recording_python(dir);
+  const fs::path root = dir / "aten-subset";
+  WorkerLaunch writable;
+  writable.sandbox.restrict_filesystem = false;
+  EXPECT_FALSE(offer_aten_subset(writable, WorkerRole::compile, root, python));
+  EXPECT_FALSE(fs::exists(dir / "called")); // nothing built for a worker that is not offered it
+  WorkerLaunch confined;
+  confined.sandbox.restrict_filesystem = true;
+  EXPECT_TRUE(offer_aten_subset(confined, WorkerRole::compile, root, python));
+  EXPECT_EQ(confined.environment.at("KBENCH_ATEN_SUBSET_DIR"), root.string());
+  EXPECT_EQ(called(dir), "-m kbench.aten_subset build --root " + root.string() + "\n");
+  fs::remove(dir / "called");
+  WorkerLaunch candidate;
+  candidate.sandbox.restrict_filesystem = true;
+  EXPECT_TRUE(offer_aten_subset(candidate, WorkerRole::candidate, root, python));
+  EXPECT_FALSE(fs::exists(dir / "called")); // once per process
+  WorkerLaunch reference;
+  reference.sandbox.restrict_filesystem = true;
+  EXPECT_FALSE(offer_aten_subset(reference, WorkerRole::reference, root, python));
+  fs::remove_all(dir);
+}
+
 TEST(HeaderCache, EachHeadersBuilderStartsOnlyWhereAWorkerAskedForOne) {
   const fs::path dir = fs::temp_directory_path() / "kbench-test-header-requests";
   fs::remove_all(dir);
