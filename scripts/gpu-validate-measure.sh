@@ -42,9 +42,9 @@
 #                  committed tensor_io.py and with the one carried as build/tensor_io_before.py
 #   cold-build     bench/cold_build: examples/cuda/level1_relu.py's load_inline built cold as torch
 #                  builds it, with the CUDA unit against torch/types.h and nvcc's front ends side by
-#                  side and the host compile's header, with the binding unit against torch/types.h
-#                  and torch/python.h as well (kbench's default), and with kbench's precompiled
-#                  torch/extension.h instead (KBENCH_COLD_MODES; ninja's log per unit), then two
+#                  side and the host compile's header and the binding unit against torch/types.h
+#                  and torch/python.h, then that with kbench's ATen/Functions.h (kbench's
+#                  default; other modes through KBENCH_COLD_MODES; ninja's log per unit), then two
 #                  cold `kbench eval --no-timing`s in a fresh cache, the second of a renamed copy
 #                  that finds the host header the first asked for (compile.seconds, cuda_header,
 #                  binding_header)

@@ -62,7 +62,6 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _TOKENS = re.compile(r"->|::|[A-Za-z_]\w*|\S")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_DECLARED = re.compile(r"\b(\w+)\s*(?:<[^;{}()]*>)?\s*\(")
 # Words after which a name is used, not declared.
 _KEYWORDS = frozenset(
     "return else do case throw co_return co_yield co_await sizeof decltype typeid noexcept alignof "
