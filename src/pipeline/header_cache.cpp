@@ -37,19 +37,38 @@ std::optional<fs::path> pch_root(const fs::path& cache_dir) {
   return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / "pch";
 }
 
-std::optional<fs::path> host_pch_root(const fs::path& cache_dir) {
-  const char* value = std::getenv("KBENCH_HOST_PCH");
+namespace {
+
+// <cache_dir>/<folder> unless `variable` is `off`; unset and `on` are on. `on_means` says what
+// `on` does, for the error that names the choices.
+std::optional<fs::path> on_unless_off(const char* variable, const char* on_means,
+                                      const fs::path& cache_dir, const char* folder) {
+  const char* value = std::getenv(variable);
   const std::string setting = value ? value : "";
   if (setting == "off") {
     return std::nullopt;
   }
   if (!setting.empty() && setting != "on") {
-    throw std::invalid_argument(fmt::format(
-        "KBENCH_HOST_PCH={} is not a choice: set it to `on` (the default: nvcc's host compile "
-        "uses kbench's precompiled headers of cudafe++'s output) or `off`",
-        setting));
+    throw std::invalid_argument(
+        fmt::format("{}={} is not a choice: set it to `on` (the default: {}) or `off`", variable,
+                    setting, on_means));
   }
-  return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / "host-pch";
+  return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / folder;
+}
+
+} // namespace
+
+std::optional<fs::path> host_pch_root(const fs::path& cache_dir) {
+  return on_unless_off("KBENCH_HOST_PCH",
+                       "nvcc's host compile uses kbench's precompiled headers of cudafe++'s output",
+                       cache_dir, "host-pch");
+}
+
+std::optional<fs::path> aten_subset_root(const fs::path& cache_dir) {
+  return on_unless_off("KBENCH_ATEN_SUBSET",
+                       "units built against torch/types.h read kbench's ATen/Functions.h, which "
+                       "includes only the operators they and torch's headers name",
+                       cache_dir, "aten-subset");
 }
 
 namespace {
@@ -80,22 +99,6 @@ sandbox::EnvironmentMap helper_overrides() {
 }
 
 } // namespace
-
-std::optional<fs::path> aten_subset_root(const fs::path& cache_dir) {
-  const char* value = std::getenv("KBENCH_ATEN_SUBSET");
-  const std::string setting = value ? value : "";
-  if (setting == "off") {
-    return std::nullopt;
-  }
-  if (!setting.empty() && setting != "on") {
-    throw std::invalid_argument(fmt::format(
-        "KBENCH_ATEN_SUBSET={} is not a choice: set it to `on` (the default: units built against "
-        "torch/types.h read kbench's ATen/Functions.h, which includes only the operators they "
-        "and torch's headers name) or `off`",
-        setting));
-  }
-  return (cache_dir.empty() ? sched::cache_directory() : cache_dir) / "aten-subset";
-}
 
 namespace {
 
