@@ -310,13 +310,7 @@ def build(root, torch_include):
         (work / MARKER).write_text(json.dumps({
             "torch_include": str(torch_include), "kept": sorted(kept), "droppable": sorted(droppable),
             "read": read, "seconds": seconds}))
-        for part in [work, *work.rglob("*")]:
-            part.chmod(0o755 if part.is_dir() else 0o644)
-        try:
-            work.rename(root / key)
-        except OSError:
-            if not (root / key / MARKER).is_file():  # not another builder's entry: a real error
-                raise
+        header_entries.publish(work, root / key)
         header_entries.evict_oldest(root, header_entries.max_entries("KBENCH_ATEN_SUBSET_MAX_ENTRIES"))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -40,18 +40,24 @@ def build_header(root, key, compiler, flags, header, text, timeout=600):
             return f"{key[:12]}: the header did not build: {done.stderr.strip()[-400:]}"
         seconds = round(time.perf_counter() - start, 1)
         (work / MARKER).write_text(json.dumps({"compiler": compiler, "flags": flags, "seconds": seconds}))
-        for part in [work, *work.rglob("*")]:
-            part.chmod(0o755 if part.is_dir() else 0o644)
-        try:
-            work.rename(final)
-        except OSError:
-            if not (final / MARKER).is_file():  # not another builder's entry: a real error
-                raise
+        publish(work, final)
         return f"{key[:12]}: built in {seconds:.1f} s"
     except subprocess.TimeoutExpired:
         return f"{key[:12]}: the header ran past {timeout} s"
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def publish(work, final, marker=MARKER):
+    """Makes the entry built in `work` readable by every worker user and writable by none, and
+    renames it to `final`; another builder's entry there already is as good."""
+    for part in [work, *work.rglob("*")]:
+        part.chmod(0o755 if part.is_dir() else 0o644)
+    try:
+        work.rename(final)
+    except OSError:
+        if not (final / marker).is_file():  # not another builder's entry: a real error
+            raise
 
 
 def evict_oldest(root, keep, marker=MARKER):

@@ -98,10 +98,6 @@ sandbox::EnvironmentMap helper_overrides() {
   return {{"PYTHONPATH", (fs::path(KBENCH_SOURCE_DIR) / "python").string()}};
 }
 
-} // namespace
-
-namespace {
-
 // The entry follows from the torch install alone and takes about 2 s to build, so it is built
 // before the first worker that could use it, once per process (then about 0.1 s to find it).
 void ensure_aten_subset(const fs::path& root, const fs::path& python) {
