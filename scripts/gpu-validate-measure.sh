@@ -68,6 +68,12 @@
 #                  of this build against the baseline's, case by case, in the same call
 #   repeat         bench/eval_repeatability: KBENCH_REPEAT_RUNS (5) runs each of KBENCH_REPEAT_CASES
 #                  (three cases; the CV of the median)
+#   pch-batch      the binding unit's precompiled header in a batch, against a cache that holds
+#                  both headers: a short KBENCH_PCH=on batch fills them, then the first
+#                  KBENCH_PCH_BATCH_LIMIT (30) candidates of bench/throughput's batch with
+#                  KBENCH_PCH=off and then on, each from that cache less everything but the
+#                  headers; then a cold `kbench eval --no-timing` of an unseen batch candidate
+#                  each way (compile.seconds against the 10 s target)
 #   throughput     bench/throughput: kbench against KernelBench's flow on the same mixed batch
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
@@ -84,6 +90,7 @@
 #                  no compile baseline, then bench/flag_rates.py: each flag's rate over them
 # Every step's time limit is cut to what is left before KBENCH_VALIDATE_DEADLINE_S (default 590 s
 # after the start; the device tool stops a call at 600 s).
+# KBENCH_VALIDATE_BUILD=off: no build first (only for steps that need no kbench binary).
 # Usage (device tool): bash scripts/gpu-validate-measure.sh STEP [STEP ...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -99,12 +106,19 @@ at() { echo "[$(($(date +%s) - T0)) s] $*" | tee -a "$R/steps.log"; }
 pack() { tar czf "${OUT:-.}/gpu-validate-measure.tgz" -C "$(dirname "$R")" "$(basename "$R")"; }
 trap pack EXIT
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+# The UUID names the card, so figures from two calls can be told apart as one host's or two.
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,uuid \
   --format=csv > "$R/gpu.txt" 2>&1
 # SQLite's headers, carried (scripts/gpu-deps.sh): the machine cannot install packages.
 [ -d .device-carry/deps ] && export KBENCH_DEPS_DIR=$PWD/.device-carry/deps
-scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
-at "build ($(head -2 "$R/gpu.txt" | tail -1))"
+# KBENCH_VALIDATE_BUILD=off skips the build for steps that do not run kbench (the throughput
+# step's KernelBench flows): on a fresh machine the build takes about 150 s of a 600 s call.
+if [ "${KBENCH_VALIDATE_BUILD:-on}" = off ]; then
+  at "build skipped (KBENCH_VALIDATE_BUILD=off; $(head -2 "$R/gpu.txt" | tail -1))"
+else
+  scripts/setup.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
+  at "build ($(head -2 "$R/gpu.txt" | tail -1))"
+fi
 K=$PWD/build-gpu/kbench
 # A step's own limit, cut to what is left before the call's deadline, so the logs are packed
 # before the device tool stops the call.
@@ -393,6 +407,36 @@ PY
         --extra=--no-compile-baseline > "$R/repeat.log" 2>&1
       at "repeat rc=$?"
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
+      ;;
+    pch-batch)
+      cache=$PWD/build-gpu/pch-cache
+      rm -rf "$cache" build-gpu/pch-throughput
+      # Everything the runs leave in the cache but kbench's headers, so each starts with the
+      # same headers and no build, reference output or check of its own.
+      headers_only() { find "$cache" -mindepth 1 -maxdepth 1 ! -name pch ! -name host-pch ! -name aten-subset \
+        -exec rm -rf {} +; rm -rf build-gpu/pch-throughput; }
+      batch_run() { # name, KBENCH_PCH, limit, budget
+        KBENCH_CACHE_DIR=$cache KBENCH_PCH=$2 timeout "$(limit $(($4 + 60)))" python3 bench/throughput/run.py \
+          --kbench "$K" --out build-gpu/pch-throughput --limit "$3" --budget-s "$4" --flows kbench \
+          > "$R/pch-batch-$1.log" 2>&1
+        at "pch-batch $1 (KBENCH_PCH=$2) rc=$? $(grep '^| kbench' build-gpu/pch-throughput/throughput.md 2>/dev/null)"
+        cp build-gpu/pch-throughput/kbench.jsonl "$R/pch-batch-$1.jsonl" 2>/dev/null
+        cp build-gpu/pch-throughput/throughput.md "$R/pch-batch-$1.md" 2>/dev/null
+      }
+      batch_run prime on 8 150
+      at "pch-batch headers: $(ls "$cache/pch" "$cache/host-pch" 2>&1 | tr '\n' ' ' | head -c 300)"
+      limit_n=${KBENCH_PCH_BATCH_LIMIT:-30}
+      for mode in off on; do headers_only; batch_run "$mode" "$mode" "$limit_n" 150; done
+      # Two batch candidates none of the runs built, one cold build each way.
+      index=$limit_n
+      for mode in off on; do
+        read -r problem candidate < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[int(sys.argv[2])]; print(e["problem"], e["candidate"])' build-gpu/pch-throughput/batch/batch.json "$index" 2>/dev/null)
+        index=$((index + 1))
+        [ -n "${candidate:-}" ] || { at "pch-batch cold eval: no batch.json"; break; }
+        KBENCH_CACHE_DIR=$cache KBENCH_PCH=$mode timeout "$(limit 120)" "$K" eval "$problem" "$candidate" \
+          --device cuda --no-timing --json "$R/pch-cold-$mode.json" > "$R/pch-cold-$mode.txt" 2>&1
+        at "pch-batch cold eval KBENCH_PCH=$mode rc=$? $(basename "$candidate"): $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s; pch:", c.get("pch"), "; cuda unit:", c.get("cuda_header"), "; wall", r["wall_s"])' "$R/pch-cold-$mode.json" 2>&1 | head -c 600)"
+      done
       ;;
     throughput)
       # The flows' builds stay out of $R (they would swell the tarball); the figures are copied.

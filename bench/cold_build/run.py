@@ -21,12 +21,15 @@ GPU too, its import just fails afterwards, which is reported and not an error he
                                    [--pch-root DIR] [--runs 1]
 
 Each run builds every mode once, in the order given; the ratios are to `stock` in the same run.
+Each build's CPU seconds (user and system, every process it ran) are printed beside its wall
+time: in a batch whose builds keep every core busy, they, not the wall time, set the rate.
 
 docs/architecture.md, "load_inline build time", holds the figures.
 """
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -72,9 +75,17 @@ def ninja_log(extensions):
     return "\n".join(lines)
 
 
+def _children_cpu_s():
+    """User and system seconds of every finished child process and its descendants: what a
+    batch of builds sharing the cores pays for one, where wall time is what one build alone
+    waits."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def build(candidate, mode, pch_root, host_root=None, keep=None):
-    """Wall seconds of one cold build of `candidate` in `mode` (`keep`: build there, and keep
-    it, rather than in a fresh temporary folder)."""
+    """Wall and CPU seconds of one cold build of `candidate` in `mode` (`keep`: build there, and
+    keep it, rather than in a fresh temporary folder, and return None)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     for name in ("KBENCH_PCH_DIR", "KBENCH_BENCH_LIGHT", "KBENCH_BENCH_BIND", "PYTORCH_NVCC", "KBENCH_HOST_PCH_DIR",
                  "KBENCH_ATEN_SUBSET_DIR"):
@@ -95,14 +106,15 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
         return None
     with tempfile.TemporaryDirectory(prefix="kbench-cold-build-") as extensions:
         env["TORCH_EXTENSIONS_DIR"] = extensions
-        start = time.perf_counter()
+        start, cpu_before = time.perf_counter(), _children_cpu_s()
         done = subprocess.run([sys.executable, "-c", RUNNER, str(candidate)], env=env,
                               capture_output=True, text=True)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, _children_cpu_s() - cpu_before
         said = [line for line in done.stdout.splitlines() if line.startswith("BUILD")]
-        print(f"{mode}: wall {wall:.1f} s (rc {done.returncode}) {said[0] if said else done.stderr[-800:]}")
+        print(f"{mode}: wall {wall:.1f} s, CPU {cpu:.1f} s (rc {done.returncode}) "
+              f"{said[0] if said else done.stderr[-800:]}")
         print(ninja_log(extensions))
-    return wall
+    return wall, cpu
 
 
 def main():
@@ -135,9 +147,10 @@ def main():
         print(f"headers ready{' (with ' + aten[1:] + ')' if aten else ''} in {time.perf_counter() - start:.1f} s "
               f"(a build of their own, then kbench's builders): {said}")
     for run in range(args.runs):
-        walls = {mode: build(args.candidate, mode, root, host_root) for mode in modes}
-        ratios = ", ".join(f"{mode} {walls[mode] / walls['stock']:.2f}" for mode in modes)
-        print(f"run {run + 1}: wall against stock: {ratios}")
+        costs = {mode: build(args.candidate, mode, root, host_root) for mode in modes}
+        for index, what in enumerate(("wall", "CPU")):
+            ratios = ", ".join(f"{mode} {costs[mode][index] / costs['stock'][index]:.2f}" for mode in modes)
+            print(f"run {run + 1}: {what} against stock: {ratios}")
 
 
 if __name__ == "__main__":
