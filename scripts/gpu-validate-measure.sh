@@ -140,6 +140,11 @@ suite["entries"] = [
 print(json.dumps(suite, indent=1))
 PY
 }
+# One line of a `kbench eval --json` result: its status, compile time and what each unit was
+# built against (the cold-build and pch-batch steps).
+compile_summary() {
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s; pch:", c.get("pch"), "; cuda unit:", c.get("cuda_header"), "; binding unit:", c.get("binding_header"), "; ATen:", c.get("aten_header"), "; wall", r["wall_s"])' "$1" 2>&1 | head -c 700
+}
 ctest_step() { # name, limit in s, regex
   (cd build-gpu && timeout "$(limit "$2")" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
   at "ctest $1 rc=$? $(grep -E 'tests passed|Failed|\*\*\*' "$R/ctest-$1.log" | tr '\n' ' ' | head -c 400)"
@@ -287,7 +292,7 @@ PY
         KBENCH_CACHE_DIR=$cache timeout "$(limit 200)" "$K" eval problems/level1/1_relu.py \
           "$candidate" --device cuda --no-timing --json "$R/cold-eval-$name.json" \
           > "$R/cold-eval-$name.txt" 2>&1
-        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s, cuda unit:", c.get("cuda_header"), "binding unit:", c.get("binding_header"), "ATen:", c.get("aten_header"), "wall", r["wall_s"])' "$R/cold-eval-$name.json" 2>&1 | head -c 500)"
+        at "cold eval $name rc=$? in $(($(date +%s) - s)) s: $(compile_summary "$R/cold-eval-$name.json")"
       done
       rm -rf "$cache"
       ;;
@@ -435,7 +440,7 @@ PY
         [ -n "${candidate:-}" ] || { at "pch-batch cold eval: no batch.json"; break; }
         KBENCH_CACHE_DIR=$cache KBENCH_PCH=$mode timeout "$(limit 120)" "$K" eval "$problem" "$candidate" \
           --device cuda --no-timing --json "$R/pch-cold-$mode.json" > "$R/pch-cold-$mode.txt" 2>&1
-        at "pch-batch cold eval KBENCH_PCH=$mode rc=$? $(basename "$candidate"): $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s; pch:", c.get("pch"), "; cuda unit:", c.get("cuda_header"), "; wall", r["wall_s"])' "$R/pch-cold-$mode.json" 2>&1 | head -c 600)"
+        at "pch-batch cold eval KBENCH_PCH=$mode rc=$? $(basename "$candidate"): $(compile_summary "$R/pch-cold-$mode.json")"
       done
       ;;
     throughput)
