@@ -74,6 +74,11 @@
 #                  KBENCH_PCH=off and then on, each from that cache less everything but the
 #                  headers; then a cold `kbench eval --no-timing` of an unseen batch candidate
 #                  each way (compile.seconds against the 10 s target)
+#   jobs-batch     the suite's builds ahead (`--jobs`) in a batch: a short run fills kbench's
+#                  headers, then bench/throughput's kbench flow once per LIMIT:JOBS of
+#                  KBENCH_JOBS_BATCH (default "0:8 0:16": the whole batch with 8 builds at once,
+#                  then 16), each from that cache less everything but the headers, within
+#                  KBENCH_JOBS_BATCH_BUDGET_S (170) each
 #   throughput     bench/throughput: kbench against KernelBench's flow on the same mixed batch
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
@@ -144,6 +149,25 @@ PY
 # built against (the cold-build and pch-batch steps).
 compile_summary() {
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["compile"]; print(r["status"], "compile", c["seconds"], "s; pch:", c.get("pch"), "; cuda unit:", c.get("cuda_header"), "; binding unit:", c.get("binding_header"), "; ATen:", c.get("aten_header"), "; wall", r["wall_s"])' "$1" 2>&1 | head -c 700
+}
+# The batch steps (pch-batch, jobs-batch): bench/throughput's kbench flow against one cache that
+# keeps kbench's headers between runs. headers_only removes everything else the runs leave, so
+# each run starts with the same headers and no build, reference output or check of its own.
+batch_cache=$PWD/build-gpu/batch-cache batch_out=build-gpu/batch-throughput
+headers_only() {
+  find "$batch_cache" -mindepth 1 -maxdepth 1 ! -name pch ! -name host-pch ! -name aten-subset \
+    -exec rm -rf {} +
+  rm -rf "$batch_out"
+}
+batch_run() { # name, candidates (0: all), budget in s, then the suite's flags (none: run.py's)
+  local name=$1 n=$2 budget=$3
+  shift 3
+  KBENCH_CACHE_DIR=$batch_cache timeout "$(limit $((budget + 60)))" python3 bench/throughput/run.py \
+    --kbench "$K" --out "$batch_out" --limit "$n" --budget-s "$budget" --flows kbench \
+    ${1:+"--kbench-extra=$*"} > "$R/$name.log" 2>&1
+  at "$name (KBENCH_PCH=${KBENCH_PCH:-off}) rc=$? $(grep '^| kbench' "$batch_out/throughput.md" 2>/dev/null)"
+  cp "$batch_out/kbench.jsonl" "$R/$name.jsonl" 2>/dev/null
+  cp "$batch_out/throughput.md" "$R/$name.md" 2>/dev/null
 }
 ctest_step() { # name, limit in s, regex
   (cd build-gpu && timeout "$(limit "$2")" ctest -R "$3" --output-on-failure > "$R/ctest-$1.log" 2>&1)
@@ -414,33 +438,31 @@ PY
       cat "$R/repeat/eval_repeatability.md" 2>/dev/null || tail -20 "$R/repeat.log"
       ;;
     pch-batch)
-      cache=$PWD/build-gpu/pch-cache
-      rm -rf "$cache" build-gpu/pch-throughput
-      # Everything the runs leave in the cache but kbench's headers, so each starts with the
-      # same headers and no build, reference output or check of its own.
-      headers_only() { find "$cache" -mindepth 1 -maxdepth 1 ! -name pch ! -name host-pch ! -name aten-subset \
-        -exec rm -rf {} +; rm -rf build-gpu/pch-throughput; }
-      batch_run() { # name, KBENCH_PCH, limit, budget
-        KBENCH_CACHE_DIR=$cache KBENCH_PCH=$2 timeout "$(limit $(($4 + 60)))" python3 bench/throughput/run.py \
-          --kbench "$K" --out build-gpu/pch-throughput --limit "$3" --budget-s "$4" --flows kbench \
-          > "$R/pch-batch-$1.log" 2>&1
-        at "pch-batch $1 (KBENCH_PCH=$2) rc=$? $(grep '^| kbench' build-gpu/pch-throughput/throughput.md 2>/dev/null)"
-        cp build-gpu/pch-throughput/kbench.jsonl "$R/pch-batch-$1.jsonl" 2>/dev/null
-        cp build-gpu/pch-throughput/throughput.md "$R/pch-batch-$1.md" 2>/dev/null
-      }
-      batch_run prime on 8 150
-      at "pch-batch headers: $(ls "$cache/pch" "$cache/host-pch" 2>&1 | tr '\n' ' ' | head -c 300)"
+      rm -rf "$batch_cache" "$batch_out"
+      KBENCH_PCH=on batch_run pch-batch-prime 8 150
+      at "pch-batch headers: $(ls "$batch_cache/pch" "$batch_cache/host-pch" 2>&1 | tr '\n' ' ' | head -c 300)"
       limit_n=${KBENCH_PCH_BATCH_LIMIT:-30}
-      for mode in off on; do headers_only; batch_run "$mode" "$mode" "$limit_n" 150; done
+      for mode in off on; do headers_only; KBENCH_PCH=$mode batch_run "pch-batch-$mode" "$limit_n" 150; done
       # Two batch candidates none of the runs built, one cold build each way.
       index=$limit_n
       for mode in off on; do
-        read -r problem candidate < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[int(sys.argv[2])]; print(e["problem"], e["candidate"])' build-gpu/pch-throughput/batch/batch.json "$index" 2>/dev/null)
+        read -r problem candidate < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[int(sys.argv[2])]; print(e["problem"], e["candidate"])' "$batch_out/batch/batch.json" "$index" 2>/dev/null)
         index=$((index + 1))
         [ -n "${candidate:-}" ] || { at "pch-batch cold eval: no batch.json"; break; }
-        KBENCH_CACHE_DIR=$cache KBENCH_PCH=$mode timeout "$(limit 120)" "$K" eval "$problem" "$candidate" \
+        KBENCH_CACHE_DIR=$batch_cache KBENCH_PCH=$mode timeout "$(limit 120)" "$K" eval "$problem" "$candidate" \
           --device cuda --no-timing --json "$R/pch-cold-$mode.json" > "$R/pch-cold-$mode.txt" 2>&1
         at "pch-batch cold eval KBENCH_PCH=$mode rc=$? $(basename "$candidate"): $(compile_summary "$R/pch-cold-$mode.json")"
+      done
+      ;;
+    jobs-batch)
+      # The same batch with more or fewer builds ahead: every run from the same headers.
+      rm -rf "$batch_cache" "$batch_out"
+      batch_run jobs-batch-prime 6 150
+      at "jobs-batch headers: $(ls "$batch_cache/host-pch" "$batch_cache/aten-subset" 2>&1 | tr '\n' ' ' | head -c 300)"
+      for spec in ${KBENCH_JOBS_BATCH:-0:8 0:16}; do
+        headers_only
+        batch_run "jobs-batch-${spec%%:*}-jobs${spec#*:}" "${spec%%:*}" "${KBENCH_JOBS_BATCH_BUDGET_S:-170}" \
+          --rules structural --no-compile-baseline --jobs "${spec#*:}"
       done
       ;;
     throughput)
