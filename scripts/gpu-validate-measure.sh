@@ -71,8 +71,8 @@
 #   pch-batch      the binding unit's precompiled header in a batch, against a cache that holds
 #                  both headers: a short KBENCH_PCH=on batch fills them, then the first
 #                  KBENCH_PCH_BATCH_LIMIT (30) candidates of bench/throughput's batch with
-#                  KBENCH_PCH=off and then on, each from that cache less everything but the
-#                  headers; then a cold `kbench eval --no-timing` of an unseen batch candidate
+#                  KBENCH_PCH=off and then on (KBENCH_PCH_BATCH_BUDGET_S, 150, each), each from
+#                  that cache less everything but the headers; then a cold `kbench eval --no-timing` of an unseen batch candidate
 #                  each way (compile.seconds against the 10 s target)
 #   jobs-batch     the suite's builds ahead (`--jobs`) in a batch: a short run fills kbench's
 #                  headers, then bench/throughput's kbench flow once per LIMIT:JOBS of
@@ -442,7 +442,10 @@ PY
       KBENCH_PCH=on batch_run pch-batch-prime 8 150
       at "pch-batch headers: $(ls "$batch_cache/pch" "$batch_cache/host-pch" 2>&1 | tr '\n' ' ' | head -c 300)"
       limit_n=${KBENCH_PCH_BATCH_LIMIT:-30}
-      for mode in off on; do headers_only; KBENCH_PCH=$mode batch_run "pch-batch-$mode" "$limit_n" 150; done
+      for mode in off on; do
+        headers_only
+        KBENCH_PCH=$mode batch_run "pch-batch-$mode" "$limit_n" "${KBENCH_PCH_BATCH_BUDGET_S:-150}"
+      done
       # Two batch candidates none of the runs built, one cold build each way.
       index=$limit_n
       for mode in off on; do
