@@ -446,9 +446,11 @@ PY
         headers_only
         KBENCH_PCH=$mode batch_run "pch-batch-$mode" "$limit_n" "${KBENCH_PCH_BATCH_BUDGET_S:-150}"
       done
-      # Two batch candidates none of the runs built, one cold build each way.
+      # Two batch candidates none of the runs built, one cold build each way (none is left
+      # when the runs took the whole batch).
       index=$limit_n
-      for mode in off on; do
+      [ "$limit_n" -gt 0 ] || at "pch-batch cold eval: skipped (the runs built the whole batch)"
+      for mode in $([ "$limit_n" -gt 0 ] && echo off on); do
         read -r problem candidate < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[int(sys.argv[2])]; print(e["problem"], e["candidate"])' "$batch_out/batch/batch.json" "$index" 2>/dev/null)
         index=$((index + 1))
         [ -n "${candidate:-}" ] || { at "pch-batch cold eval: no batch.json"; break; }
