@@ -72,8 +72,9 @@
 #                  both headers: a short KBENCH_PCH=on batch fills them, then the first
 #                  KBENCH_PCH_BATCH_LIMIT (30) candidates of bench/throughput's batch with
 #                  KBENCH_PCH=off and then on (KBENCH_PCH_BATCH_BUDGET_S, 150, each), each from
-#                  that cache less everything but the headers; then a cold `kbench eval --no-timing` of an unseen batch candidate
-#                  each way (compile.seconds against the 10 s target)
+#                  that cache less everything but the headers; then a cold `kbench eval
+#                  --no-timing` of an unseen batch candidate each way (compile.seconds against
+#                  the 10 s target; none is left when the limit is 0, the whole batch)
 #   jobs-batch     the suite's builds ahead (`--jobs`) in a batch: a short run fills kbench's
 #                  headers, then bench/throughput's kbench flow once per LIMIT:JOBS of
 #                  KBENCH_JOBS_BATCH (default "0:8 0:16": the whole batch with 8 builds at once,
@@ -446,11 +447,11 @@ PY
         headers_only
         KBENCH_PCH=$mode batch_run "pch-batch-$mode" "$limit_n" "${KBENCH_PCH_BATCH_BUDGET_S:-150}"
       done
-      # Two batch candidates none of the runs built, one cold build each way (none is left
-      # when the runs took the whole batch).
+      # Two batch candidates none of the runs built, one cold build each way.
       index=$limit_n
-      [ "$limit_n" -gt 0 ] || at "pch-batch cold eval: skipped (the runs built the whole batch)"
-      for mode in $([ "$limit_n" -gt 0 ] && echo off on); do
+      modes="off on"
+      [ "$limit_n" -gt 0 ] || { modes=""; at "pch-batch cold eval: skipped (the runs built the whole batch)"; }
+      for mode in $modes; do
         read -r problem candidate < <(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[int(sys.argv[2])]; print(e["problem"], e["candidate"])' "$batch_out/batch/batch.json" "$index" 2>/dev/null)
         index=$((index + 1))
         [ -n "${candidate:-}" ] || { at "pch-batch cold eval: no batch.json"; break; }
@@ -465,9 +466,11 @@ PY
       batch_run jobs-batch-prime 6 150
       at "jobs-batch headers: $(ls "$batch_cache/host-pch" "$batch_cache/aten-subset" 2>&1 | tr '\n' ' ' | head -c 300)"
       for spec in ${KBENCH_JOBS_BATCH:-0:8 0:16}; do
+        n=${spec%%:*} jobs=${spec#*:}
         headers_only
-        batch_run "jobs-batch-${spec%%:*}-jobs${spec#*:}" "${spec%%:*}" "${KBENCH_JOBS_BATCH_BUDGET_S:-170}" \
-          --rules structural --no-compile-baseline --jobs "${spec#*:}"
+        # run.py's default suite flags, and the builds ahead.
+        batch_run "jobs-batch-$n-jobs$jobs" "$n" "${KBENCH_JOBS_BATCH_BUDGET_S:-170}" \
+          --rules structural --no-compile-baseline --jobs "$jobs"
       done
       ;;
     throughput)
