@@ -78,8 +78,9 @@
 #   jobs-batch     the suite's builds ahead (`--jobs`) in a batch: a short run fills kbench's
 #                  headers, then bench/throughput's kbench flow once per LIMIT:JOBS of
 #                  KBENCH_JOBS_BATCH (default "0:8 0:16": the whole batch with 8 builds at once,
-#                  then 16), each from that cache less everything but the headers, within
-#                  KBENCH_JOBS_BATCH_BUDGET_S (170) each
+#                  then 16; LIMIT:JOBS:SPLIT:PCH sets KBENCH_CUDA_SPLIT, default on, and
+#                  KBENCH_PCH, default off, for the run), each from that cache less everything but
+#                  the headers, within KBENCH_JOBS_BATCH_BUDGET_S (170) each
 #   throughput     bench/throughput: kbench against KernelBench's flow on the same mixed batch
 #                  (needs build/throughput-kb, KernelBench's src/, and build/throughput-deps,
 #                  the packages it imports, carried: docs/gpu-validation.md says how);
@@ -166,7 +167,7 @@ batch_run() { # name, candidates (0: all), budget in s, then the suite's flags (
   KBENCH_CACHE_DIR=$batch_cache timeout "$(limit $((budget + 60)))" python3 bench/throughput/run.py \
     --kbench "$K" --out "$batch_out" --limit "$n" --budget-s "$budget" --flows kbench \
     ${1:+"--kbench-extra=$*"} > "$R/$name.log" 2>&1
-  at "$name (KBENCH_PCH=${KBENCH_PCH:-off}) rc=$? $(grep '^| kbench' "$batch_out/throughput.md" 2>/dev/null)"
+  at "$name (KBENCH_PCH=${KBENCH_PCH:-off} KBENCH_CUDA_SPLIT=${KBENCH_CUDA_SPLIT:-on}) rc=$? $(grep '^| kbench' "$batch_out/throughput.md" 2>/dev/null)"
   cp "$batch_out/kbench.jsonl" "$R/$name.jsonl" 2>/dev/null
   cp "$batch_out/throughput.md" "$R/$name.md" 2>/dev/null
 }
@@ -463,14 +464,17 @@ PY
     jobs-batch)
       # The same batch with more or fewer builds ahead: every run from the same headers.
       rm -rf "$batch_cache" "$batch_out"
-      batch_run jobs-batch-prime 6 150
+      # Both headers (KBENCH_PCH=on asks for the binding unit's), for runs with either setting.
+      KBENCH_PCH=on batch_run jobs-batch-prime 6 150
       at "jobs-batch headers: $(ls "$batch_cache/host-pch" "$batch_cache/aten-subset" 2>&1 | tr '\n' ' ' | head -c 300)"
       for spec in ${KBENCH_JOBS_BATCH:-0:8 0:16}; do
-        n=${spec%%:*} jobs=${spec#*:}
+        IFS=: read -r n jobs split pch <<< "$spec"
         headers_only
-        # run.py's default suite flags, and the builds ahead.
-        batch_run "jobs-batch-$n-jobs$jobs" "$n" "${KBENCH_JOBS_BATCH_BUDGET_S:-170}" \
-          --rules structural --no-compile-baseline --jobs "$jobs"
+        # run.py's default suite flags, and the builds ahead; SPLIT (on, the default, or off) is
+        # KBENCH_CUDA_SPLIT for the run's workers, PCH (off, the default, or on) KBENCH_PCH.
+        KBENCH_CUDA_SPLIT=${split:-on} KBENCH_PCH=${pch:-off} \
+          batch_run "jobs-batch-$n-jobs$jobs-split${split:-on}-pch${pch:-off}" "$n" \
+          "${KBENCH_JOBS_BATCH_BUDGET_S:-170}" --rules structural --no-compile-baseline --jobs "$jobs"
       done
       ;;
     throughput)

@@ -4,7 +4,9 @@ and nvcc_steps.py), with that and kbench's precompiled header of cudafe++'s head
 nvcc's host compile (`light+host`, python/kbench/host_pch.py), with the binding unit against
 torch/types.h and torch/python.h as well (`light+host+bind`, python/kbench/light_cxx.py), with
 both units against kbench's ATen/Functions.h too (`light+host+bind+aten`, python/kbench/
-aten_subset.py: kbench's default), and with kbench's precompiled torch/extension.h for the binding unit
+aten_subset.py), with the CUDA unit split into a device unit without torch and a host unit
+for the host compiler as well (`light+host+bind+aten+split`, python/kbench/split_build.py:
+kbench's default), and with kbench's precompiled torch/extension.h for the binding unit
 instead (`light+host+pch`, python/kbench/pch.py, KBENCH_PCH=on; `pch`, `light+pch`
 and `light+bind` without one cut or another).
 
@@ -41,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # torch install alone.
 ATEN_ROOT = Path.home() / ".cache" / "kbench" / "bench-aten-subset"
 MODES = ("stock", "light", "pch", "light+pch", "light+bind", "light+host", "light+host+bind", "light+host+pch",
-         "light+host+bind+aten", "light+host+pch+aten")
+         "light+host+bind+aten", "light+host+pch+aten", "light+host+bind+aten+split", "light+host+pch+aten+split")
 
 RUNNER = r"""
 import os, runpy, sys, time
@@ -100,6 +102,9 @@ def build(candidate, mode, pch_root, host_root=None, keep=None):
         env["KBENCH_BENCH_BIND"] = "1"
     if "host" in mode:
         env["KBENCH_HOST_PCH_DIR"] = str(host_root)
+    # The CUDA unit as two, kernels apart from torch (python/kbench/split_build.py): on by
+    # default in kbench, so every other mode turns it off.
+    env["KBENCH_CUDA_SPLIT"] = "on" if "split" in mode else "off"
     if keep is not None:
         env["TORCH_EXTENSIONS_DIR"] = str(keep)
         subprocess.run([sys.executable, "-c", RUNNER, str(candidate)], env=env, capture_output=True, text=True)

@@ -20,9 +20,10 @@ ALL_H_NAMES = (
 )
 
 
-def write_copy(source, target, text):
-    """Writes `text` as `<target's folder>/kbench-light/<source's name>` and returns its path."""
-    copy = Path(target).parent / "kbench-light" / Path(source).name
+def write_copy(source, target, text, name=None):
+    """Writes `text` as `<target's folder>/kbench-light/<name, or source's name>` and returns its
+    path."""
+    copy = Path(target).parent / "kbench-light" / (name or Path(source).name)
     copy.parent.mkdir(exist_ok=True)
     copy.write_text(text, encoding="utf-8", errors="surrogateescape")
     # ninja records an output as of its command's start and rebuilds it when an input named in

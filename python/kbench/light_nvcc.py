@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aten_subset  # noqa: E402
 import nvcc_steps  # noqa: E402
+import split_build  # noqa: E402
 from light_copy import ALL_H_NAMES, TORCH_INCLUDE, first_error, record, subset_header_note, write_copy  # noqa: E402
 
 # Beyond all.h's names, the CUDA unit's smaller header lacks pybind11 and torch's Python glue.
@@ -94,10 +95,20 @@ def main(argv):
     if os.environ.get("KBENCH_CUDA_HEADER", "on") == "off":
         return _compile(nvcc, args, target, "as written: KBENCH_CUDA_HEADER=off")
     text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+    not_split = "KBENCH_CUDA_SPLIT=off"
+    if os.environ.get("KBENCH_CUDA_SPLIT", "on") != "off":
+        returncode, output, not_split, subset_note = split_build.build(nvcc, args, source, target, text, light_text)
+        if returncode == 0:
+            sys.stdout.write(output)
+            record(target + ".kbench-header", not_split)
+            record(target + ".kbench-aten", subset_note)
+            return 0
+    not_split = "; not split: " + not_split
     light = light_text(text)
     if light is None:
         return _compile(nvcc, args, target, "as written: " + (
-            "it names what only torch/extension.h declares" if TORCH_INCLUDE.search(text) else "no torch/extension.h"))
+            "it names what only torch/extension.h declares" if TORCH_INCLUDE.search(text) else "no torch/extension.h")
+            + not_split)
     subset_flags, subset_text, subset_note = aten_subset.plan(light, source, args, "#include <torch/types.h>")
     copy = write_copy(source, target, subset_text or light)
     at = args.index(source)
@@ -107,11 +118,11 @@ def main(argv):
     returncode, output, steps = nvcc_steps.compile_unit(nvcc, swapped)
     if returncode == 0:
         sys.stdout.write(output)
-        record(target + ".kbench-header", SWAPPED + (f"; {steps}" if steps else ""))
+        record(target + ".kbench-header", SWAPPED + (f"; {steps}" if steps else "") + not_split)
         record(target + ".kbench-aten", subset_header_note(subset_flags, subset_note))
         return 0
     return _compile(nvcc, args, target,
-                    "as written: with torch/types.h it did not compile (" + first_error(output) + ")")
+                    "as written: with torch/types.h it did not compile (" + first_error(output) + ")" + not_split)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ const std::vector<std::string>& inherited_variables() {
       "CXX",
       "MAX_JOBS",
       "KBENCH_CUDA_HEADER", // python/kbench/light_nvcc.py: `off` builds CUDA units as written
+      "KBENCH_CUDA_SPLIT",  // python/kbench/split_build.py: `off` builds each CUDA unit as one
   };
   return names;
 }
