@@ -249,7 +249,7 @@ def _variable_names(code):
 
 
 def _classify(item, text):
-    """'pp-host', 'both', 'host', 'device' or 'kernel' for one item."""
+    """'conditional', 'both', 'host', 'device', 'kernel' or 'template kernel' for one item."""
     code = item.code
     if item.pp:
         directive = re.match(r"#\s*(\w*)", code).group(1)
