@@ -85,8 +85,7 @@ def host_flags(args):
             flags.extend(part for part in value.split(",") if part)
         elif name in _COMPILER_BINDIR:
             compiler, i = _value(args, i, name)
-        elif arg in _HOST_SEPARATE or name in ("--define-macro", "--undefine-macro", "--include-path",
-                                               "--system-include", "--pre-include", "--std", "--optimize"):
+        elif name in _HOST_SEPARATE:
             value, i = _value(args, i, name)
             flag = _HOST_SEPARATE[name]
             flags.extend([flag, value] if flag in ("-isystem", "-iquote", "-include") else [flag + value])
